@@ -1,0 +1,45 @@
+import { z } from 'zod';
+import { ConfigurationError } from './errors.js';
+
+/**
+ * The tenant a run acts for. Inherited unchanged by every child: a child can neither drop nor
+ * replace it, which is what keeps data access governed across a delegation tree.
+ */
+export interface Scope {
+  readonly tenantId: string;
+  readonly userId?: string;
+  readonly attributes?: Readonly<Record<string, string>>;
+}
+
+export const scopeSchema = z
+  .object({
+    tenantId: z.string().min(1, 'tenantId must be a non-empty string'),
+    userId: z.string().min(1).optional(),
+    attributes: z.record(z.string(), z.string()).optional(),
+  })
+  .strict();
+
+const frozenScopes = new WeakSet<object>();
+
+/**
+ * Validates a scope and returns a deeply frozen copy. A scope already made here is returned as
+ * it is, so passing one down a tree costs nothing per hop.
+ */
+export function makeScope(input: unknown): Scope {
+  if (typeof input === 'object' && input !== null && frozenScopes.has(input)) return input as Scope;
+  const parsed = scopeSchema.safeParse(input);
+  if (!parsed.success) {
+    throw new ConfigurationError(
+      `invalid scope: ${z.prettifyError(parsed.error)}. Pass { tenantId: string, userId?: string, ` +
+        `attributes?: Record<string, string> }.`,
+    );
+  }
+  const value = parsed.data;
+  const scope: Scope = Object.freeze({
+    tenantId: value.tenantId,
+    ...(value.userId !== undefined ? { userId: value.userId } : {}),
+    ...(value.attributes !== undefined ? { attributes: Object.freeze({ ...value.attributes }) } : {}),
+  });
+  frozenScopes.add(scope);
+  return scope;
+}

@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    // vitest already fails a run on an unhandled rejection or uncaught exception; this says so
+    // out loud, because the reliability suite depends on it.
+    dangerouslyIgnoreUnhandledErrors: false,
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    pool: 'forks',
+  },
+});
