@@ -2,3 +2,4 @@ export * from './errors.js';
 export * from './ids.js';
 export * from './scope.js';
 export * from './usage.js';
+export * from './child-run.js';

@@ -1,0 +1,84 @@
+/** One run's delegations: the children it started, and its slots for concurrent ones. */
+interface RunDelegations {
+  started: string[];
+  active: number;
+  waiting: (() => void)[];
+}
+
+/**
+ * Per-run delegation state, keyed by the delegating run's id. Keyed per run rather than per
+ * agent because one agent instance serves concurrent runs, and each run's `delegatedTo` must hold
+ * only its own children.
+ */
+export class DelegationContext {
+  private readonly runs = new Map<string, RunDelegations>();
+
+  private state(runId: string): RunDelegations {
+    let s = this.runs.get(runId);
+    if (!s) {
+      s = { started: [], active: 0, waiting: [] };
+      this.runs.set(runId, s);
+    }
+    return s;
+  }
+
+  /** Records that `runId` started child `name`. */
+  recordStart(runId: string, name: string): void {
+    this.state(runId).started.push(name);
+  }
+
+  /** The children `runId` started so far, in order. */
+  delegatedTo(runId: string): readonly string[] {
+    return this.runs.get(runId)?.started ?? [];
+  }
+
+  /** Ends a run's state and returns its delegations; nothing stays behind once a run is over. */
+  close(runId: string): readonly string[] {
+    const s = this.runs.get(runId);
+    if (!s) return EMPTY;
+    this.runs.delete(runId);
+    return Object.freeze(s.started);
+  }
+
+  /** Runs with state held: 0 when no run is mid-delegation. */
+  get openRuns(): number {
+    return this.runs.size;
+  }
+
+  /**
+   * Waits for one of the run's `limit` delegation slots. Past the limit calls queue in arrival
+   * order, so a model that asks for a hundred children cannot start a hundred at once.
+   */
+  async acquire(runId: string, limit: number, signal: AbortSignal): Promise<() => void> {
+    const s = this.state(runId);
+    if (s.active >= limit) {
+      await new Promise<void>((resolve, reject) => {
+        const onAbort = () => {
+          const i = s.waiting.indexOf(grant);
+          if (i >= 0) s.waiting.splice(i, 1);
+          reject(signal.reason);
+        };
+        const grant = () => {
+          signal.removeEventListener('abort', onAbort);
+          resolve();
+        };
+        if (signal.aborted) return onAbort();
+        signal.addEventListener('abort', onAbort, { once: true });
+        s.waiting.push(grant);
+      });
+    } else {
+      s.active++;
+    }
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = s.waiting.shift();
+      // The slot passes straight to the next waiter, so `active` only drops when nobody waits.
+      if (next) next();
+      else s.active--;
+    };
+  }
+}
+
+const EMPTY: readonly string[] = Object.freeze([]);

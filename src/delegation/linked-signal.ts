@@ -1,0 +1,39 @@
+/**
+ * A child's abort signal: aborts when the parent's does, or when the child's time runs out.
+ * Built by hand rather than with AbortSignal.any, whose Node 20 implementation keeps dependent
+ * signals reachable from a long-lived parent; `dispose` unhooks everything once the child is done.
+ */
+export interface LinkedSignal {
+  readonly signal: AbortSignal;
+  readonly timedOut: boolean;
+  dispose(): void;
+}
+
+export function linkedSignal(parent: AbortSignal | undefined, timeoutMs: number | undefined): LinkedSignal {
+  const controller = new AbortController();
+  let timedOut = false;
+  let timer: NodeJS.Timeout | undefined;
+  const onParentAbort = () => controller.abort(parent!.reason);
+  if (parent) {
+    if (parent.aborted) controller.abort(parent.reason);
+    else parent.addEventListener('abort', onParentAbort, { once: true });
+  }
+  if (timeoutMs !== undefined && !controller.signal.aborted) {
+    timer = setTimeout(() => {
+      timedOut = true;
+      const reason = new Error(`the sub-agent did not finish within ${timeoutMs} ms`);
+      reason.name = 'TimeoutError';
+      controller.abort(reason);
+    }, timeoutMs);
+  }
+  return {
+    signal: controller.signal,
+    get timedOut() {
+      return timedOut;
+    },
+    dispose() {
+      if (timer) clearTimeout(timer);
+      parent?.removeEventListener('abort', onParentAbort);
+    },
+  };
+}

@@ -1,0 +1,61 @@
+// Agents
+export { SymfonicAgent, type SymfonicAgentOptions } from './agent/symfonic-agent.js';
+export { Agent, OutputValidationError, type AgentResult, type AgentRunOptions, type Attachment } from './agent/simple-agent.js';
+export { FrameworkConfig, type FrameworkConfigInput, type ChildConfigOverrides } from './agent/framework-config.js';
+export type { AgentResponse } from './agent/agent-response.js';
+export type { RunOptions } from './agent/run-options.js';
+export { EmptyModelResponseError } from './agent/run-loop.js';
+
+// Delegation
+export {
+  SubAgent,
+  SubAgentSpec,
+  FacadeChild,
+  DelegationRoster,
+  DelegationTools,
+  DelegationContext,
+  DelegationCapability,
+  DepthPolicy,
+  ChildLifecycle,
+  childRoster,
+  delegatedChildren,
+  DEFAULT_MAX_DEPTH,
+  DELEGATION_CAPABILITY,
+  type ChildAgent,
+  type ChildResponse,
+  type ChildRunOptions,
+  type ChildDefinition,
+  type RosterEntry,
+  type SubAgentSpecOptions,
+} from './delegation/index.js';
+
+// Models and tools
+export type { ModelProvider, ModelRequest, ModelResponse, Message, ToolCall, ToolDefinition, ModelOverrides } from './model/types.js';
+export { openAICompatible, type OpenAICompatibleOptions } from './model/openai-compatible.js';
+export { anthropic, type AnthropicOptions } from './model/anthropic.js';
+export { ModelProviderError, type HttpProviderOptions } from './model/http-retry.js';
+export { defineTool, type Tool, type ToolSpec } from './tool/define-tool.js';
+export type { ToolContext } from './tool/tool-context.js';
+export type { Capability } from './tool/capability.js';
+
+// Observability
+export { MetricsCollector, DuplicateRunError, type MetricsCollectorOptions, type RunFigures, type TenantFigures } from './observability/metrics-collector.js';
+export { priceTable, defaultPrices, costOf, type PriceTable, type ModelPrice } from './observability/prices.js';
+export { TenantBudgets, type TenantBudgetsOptions, type TenantLimit } from './observability/budgets.js';
+export { InMemoryBudgetStore, type BudgetStore, type BudgetLimit, type ReserveResult, type Spend } from './observability/budget-store.js';
+export { ATTR as SPAN_ATTRIBUTES, METRIC as METRIC_NAMES, type DelegationOutcome } from './observability/attributes.js';
+export type { Logger } from './observability/logger.js';
+
+// Core
+export {
+  SymfonicError,
+  ConfigurationError,
+  DuplicateChildError,
+  UnknownChildError,
+  BudgetExceededError,
+  MaxTurnsExceededError,
+  AbortError,
+} from './core/errors.js';
+export { makeScope, type Scope } from './core/scope.js';
+export { newRunId } from './core/ids.js';
+export type { Usage } from './core/usage.js';

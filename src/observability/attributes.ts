@@ -1,0 +1,74 @@
+/**
+ * Telemetry names. The GenAI ones are the OpenTelemetry semantic conventions' strings, kept as
+ * local constants: the conventions are still in development and their incubating entry point
+ * is large, while these few strings are the contract users' dashboards are written against.
+ */
+export const ATTR = {
+  operationName: 'gen_ai.operation.name',
+  agentName: 'gen_ai.agent.name',
+  providerName: 'gen_ai.provider.name',
+  requestModel: 'gen_ai.request.model',
+  responseModel: 'gen_ai.response.model',
+  requestTemperature: 'gen_ai.request.temperature',
+  requestMaxTokens: 'gen_ai.request.max_tokens',
+  inputTokens: 'gen_ai.usage.input_tokens',
+  outputTokens: 'gen_ai.usage.output_tokens',
+  cacheReadInputTokens: 'gen_ai.usage.cache_read.input_tokens',
+  finishReasons: 'gen_ai.response.finish_reasons',
+  toolName: 'gen_ai.tool.name',
+  toolCallId: 'gen_ai.tool.call.id',
+  toolType: 'gen_ai.tool.type',
+  toolCallArguments: 'gen_ai.tool.call.arguments',
+  toolCallResult: 'gen_ai.tool.call.result',
+  systemInstructions: 'gen_ai.system_instructions',
+  inputMessages: 'gen_ai.input.messages',
+  outputMessages: 'gen_ai.output.messages',
+  tokenType: 'gen_ai.token.type',
+  errorType: 'error.type',
+
+  runId: 'symfonic.run_id',
+  rootRunId: 'symfonic.root_run_id',
+  parentRunId: 'symfonic.parent_run_id',
+  agentDepth: 'symfonic.agent_depth',
+  tenantId: 'symfonic.tenant_id',
+  delegationChild: 'symfonic.delegation.child',
+  delegationChildRunId: 'symfonic.delegation.child_run_id',
+  delegationOutcome: 'symfonic.delegation.outcome',
+  totalInputTokens: 'symfonic.usage.total_input_tokens',
+  totalOutputTokens: 'symfonic.usage.total_output_tokens',
+  costUsd: 'symfonic.cost.usd',
+  totalCostUsd: 'symfonic.cost.total_usd',
+  usageSource: 'symfonic.usage.source',
+} as const;
+
+export const OPERATION = {
+  invokeAgent: 'invoke_agent',
+  chat: 'chat',
+  executeTool: 'execute_tool',
+} as const;
+
+export const METRIC = {
+  tokenUsage: 'gen_ai.client.token.usage',
+  operationDuration: 'gen_ai.client.operation.duration',
+  tenantCost: 'symfonic.tenant.cost',
+  delegations: 'symfonic.delegations',
+} as const;
+
+/** The conventions' advised bucket boundaries for the two GenAI client histograms. */
+export const TOKEN_USAGE_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864];
+export const OPERATION_DURATION_BUCKETS = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92];
+
+export type DelegationOutcome =
+  | 'delegated'
+  | 'refused_depth'
+  | 'unknown_child'
+  | 'child_error'
+  | 'budget_exceeded'
+  | 'aborted'
+  | 'invalid_request';
+
+export const SPAN_EVENT = {
+  budgetWarning: 'symfonic.budget.warning',
+} as const;
+
+export const TRACER_NAME = 'symfonic';

@@ -1,0 +1,123 @@
+/**
+ * Where tenant spend lives. The in-memory store serves one process; a shared store (Redis, a
+ * database) serves several, and needs exactly three atomic operations:
+ *
+ * - `reserve`: in one step, drop settled spend older than the window, compare
+ *   settled + reserved + amount against the limit, and record the reservation only if it fits.
+ *   (In Redis: one Lua script over a sorted set of settled spend and a hash of reservations.)
+ * - `settle`: in one step, delete the reservation and append the real spend with its time.
+ * - `release`: delete the reservation.
+ *
+ * The check and the reservation must be one operation: two calls that both check before either
+ * reserves would each see room that only one of them has.
+ */
+export interface Spend {
+  tokens: number;
+  costUsd: number;
+}
+
+export interface BudgetLimit {
+  maxTokens?: number;
+  maxCostUsd?: number;
+  windowMs?: number;
+}
+
+export type ReserveResult =
+  | { ok: true; reservationId: number; spent: Spend; reserved: Spend }
+  | { ok: false; limit: 'maxTokens' | 'maxCostUsd'; spent: Spend; reserved: Spend };
+
+type MaybePromise<T> = T | Promise<T>;
+
+export interface BudgetStore {
+  reserve(tenantId: string, amount: Spend, limit: BudgetLimit, now: number): MaybePromise<ReserveResult>;
+  settle(tenantId: string, reservationId: number, actual: Spend, now: number): MaybePromise<void>;
+  release(tenantId: string, reservationId: number): MaybePromise<void>;
+  /** Settled spend inside the window and what calls in flight hold, for reports and soft limits. */
+  usage(tenantId: string, windowMs: number | undefined, now: number): MaybePromise<{ spent: Spend; reserved: Spend }>;
+}
+
+interface SettledSpend extends Spend {
+  at: number;
+}
+
+interface TenantLedger {
+  // Settled spend in time order, kept entry by entry only for a windowed limit (it may roll out).
+  windowMs: number | undefined;
+  settled: SettledSpend[];
+  settledHead: number;
+  total: Spend;
+  reservations: Map<number, Spend>;
+  reserved: Spend;
+}
+
+/** Spend kept in this process's memory. Every operation is synchronous, hence atomic here. */
+export class InMemoryBudgetStore implements BudgetStore {
+  private readonly ledgers = new Map<string, TenantLedger>();
+  private nextId = 1;
+
+  private ledger(tenantId: string): TenantLedger {
+    let l = this.ledgers.get(tenantId);
+    if (!l) {
+      l = { windowMs: undefined, settled: [], settledHead: 0, total: { tokens: 0, costUsd: 0 }, reservations: new Map(), reserved: { tokens: 0, costUsd: 0 } };
+      this.ledgers.set(tenantId, l);
+    }
+    return l;
+  }
+
+  private roll(l: TenantLedger, windowMs: number | undefined, now: number): void {
+    if (windowMs === undefined) return;
+    const cutoff = now - windowMs;
+    while (l.settledHead < l.settled.length && l.settled[l.settledHead]!.at <= cutoff) {
+      const old = l.settled[l.settledHead++]!;
+      l.total.tokens -= old.tokens;
+      l.total.costUsd -= old.costUsd;
+    }
+    // Compact once the dropped prefix dominates, so a long-lived tenant's array stays bounded.
+    if (l.settledHead > 1024 && l.settledHead * 2 > l.settled.length) {
+      l.settled = l.settled.slice(l.settledHead);
+      l.settledHead = 0;
+    }
+  }
+
+  reserve(tenantId: string, amount: Spend, limit: BudgetLimit, now: number): ReserveResult {
+    const l = this.ledger(tenantId);
+    l.windowMs = limit.windowMs;
+    this.roll(l, limit.windowMs, now);
+    const spent = { ...l.total };
+    const reserved = { ...l.reserved };
+    if (limit.maxTokens !== undefined && l.total.tokens + l.reserved.tokens + amount.tokens > limit.maxTokens) {
+      return { ok: false, limit: 'maxTokens', spent, reserved };
+    }
+    if (limit.maxCostUsd !== undefined && l.total.costUsd + l.reserved.costUsd + amount.costUsd > limit.maxCostUsd) {
+      return { ok: false, limit: 'maxCostUsd', spent, reserved };
+    }
+    const id = this.nextId++;
+    l.reservations.set(id, amount);
+    l.reserved.tokens += amount.tokens;
+    l.reserved.costUsd += amount.costUsd;
+    return { ok: true, reservationId: id, spent, reserved };
+  }
+
+  settle(tenantId: string, reservationId: number, actual: Spend, now: number): void {
+    const l = this.ledger(tenantId);
+    this.release(tenantId, reservationId);
+    l.total.tokens += actual.tokens;
+    l.total.costUsd += actual.costUsd;
+    if (l.windowMs !== undefined) l.settled.push({ at: now, tokens: actual.tokens, costUsd: actual.costUsd });
+  }
+
+  release(tenantId: string, reservationId: number): void {
+    const l = this.ledgers.get(tenantId);
+    const r = l?.reservations.get(reservationId);
+    if (!l || !r) return;
+    l.reservations.delete(reservationId);
+    l.reserved.tokens -= r.tokens;
+    l.reserved.costUsd -= r.costUsd;
+  }
+
+  usage(tenantId: string, windowMs: number | undefined, now: number): { spent: Spend; reserved: Spend } {
+    const l = this.ledger(tenantId);
+    this.roll(l, windowMs, now);
+    return { spent: { ...l.total }, reserved: { ...l.reserved } };
+  }
+}

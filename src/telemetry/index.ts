@@ -1,0 +1,1 @@
+export { startTelemetry, type TelemetryHandle, type TelemetryOptions } from './start-telemetry.js';

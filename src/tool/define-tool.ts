@@ -1,0 +1,79 @@
+import { z, type ZodType } from 'zod';
+import { ConfigurationError } from '../core/errors.js';
+import type { ToolDefinition } from '../model/types.js';
+import type { ToolContext } from './tool-context.js';
+
+export const NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** A tool the model may call. Made by `defineTool`; the JSON Schema comes from the zod schema. */
+export interface Tool<Input = unknown> {
+  readonly name: string;
+  readonly description: string;
+  /** JSON Schema for the model, made by zod from `input` once, at definition. */
+  readonly parameters: object;
+  readonly input: ZodType<Input>;
+  /** A tool that changes state outside the run. A pre-built child holding one is refused. */
+  readonly writeSurface: boolean;
+  execute(input: Input, ctx: ToolContext): unknown;
+  /**
+   * Called instead of `execute` when the model's arguments are not JSON or fail the schema, for
+   * a tool that must record the refusal (run_agent's outcome). The model still reads the problem.
+   */
+  onInvalidInput?(problem: string, ctx: ToolContext): void;
+}
+
+export interface ToolSpec<S extends ZodType> {
+  name: string;
+  description: string;
+  input: S;
+  execute(input: z.output<S>, ctx: ToolContext): unknown;
+  writeSurface?: boolean;
+}
+
+/**
+ * Defines a tool from a zod schema: one schema gives validation, the input's type and the JSON
+ * Schema the model reads. The result is frozen, since a tool list is sent on every turn and a
+ * tool that changed under a running agent would make two turns disagree.
+ */
+export function defineTool<S extends ZodType>(spec: ToolSpec<S>): Tool<z.output<S>> {
+  if (typeof spec !== 'object' || spec === null) throw new ConfigurationError('defineTool needs { name, description, input, execute }.');
+  if (typeof spec.name !== 'string' || !NAME_PATTERN.test(spec.name)) {
+    throw new ConfigurationError(
+      `tool name ${JSON.stringify(spec.name)} is not allowed: use 1–64 letters, digits, "_" or "-" (model APIs refuse other names).`,
+    );
+  }
+  if (typeof spec.description !== 'string' || spec.description.trim() === '') {
+    throw new ConfigurationError(`tool "${spec.name}" needs a description: the model chooses tools by reading it.`);
+  }
+  if (!(spec.input instanceof z.ZodType)) {
+    throw new ConfigurationError(`tool "${spec.name}": input must be a zod schema, e.g. z.object({ city: z.string() }).`);
+  }
+  if (typeof spec.execute !== 'function') throw new ConfigurationError(`tool "${spec.name}" needs an execute(input, ctx) function.`);
+  let parameters: Record<string, unknown>;
+  try {
+    parameters = z.toJSONSchema(spec.input) as Record<string, unknown>;
+  } catch (error) {
+    throw new ConfigurationError(
+      `tool "${spec.name}": its input schema cannot be expressed as JSON Schema (${(error as Error).message}). ` +
+        `Use plain zod types (objects, strings, numbers, enums, arrays) for tool inputs.`,
+    );
+  }
+  delete parameters.$schema;
+  return Object.freeze({
+    name: spec.name,
+    description: spec.description,
+    parameters: Object.freeze(parameters),
+    input: spec.input,
+    writeSurface: spec.writeSurface === true,
+    execute: spec.execute,
+  }) as Tool<z.output<S>>;
+}
+
+export function toolDefinition(tool: Tool): ToolDefinition {
+  return { name: tool.name, description: tool.description, parameters: tool.parameters };
+}
+
+export function isTool(value: unknown): value is Tool {
+  const t = value as Partial<Tool> | null;
+  return typeof t === 'object' && t !== null && typeof t.name === 'string' && typeof t.execute === 'function' && t.input instanceof z.ZodType;
+}

@@ -1,0 +1,40 @@
+import { z } from 'zod';
+import type { Tool } from './define-tool.js';
+
+export type ParsedInput = { ok: true; value: unknown } | { ok: false; problem: string };
+
+/**
+ * Parses and validates a model's raw tool arguments. A problem is returned as text the model can
+ * read and act on, never thrown: a bad call is the model's mistake to correct, not a fault.
+ */
+export function parseToolInput(tool: Tool, raw: string): ParsedInput {
+  let json: unknown;
+  const text = raw.trim() === '' ? '{}' : raw;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    return {
+      ok: false,
+      problem: `the arguments for tool "${tool.name}" are not valid JSON (${(error as Error).message}). Call it again with a JSON object matching its parameters.`,
+    };
+  }
+  const parsed = tool.input.safeParse(json);
+  if (!parsed.success) {
+    return {
+      ok: false,
+      problem: `the arguments for tool "${tool.name}" do not match its parameters: ${z.prettifyError(parsed.error)}. Call it again with arguments that match.`,
+    };
+  }
+  return { ok: true, value: parsed.data };
+}
+
+/** A tool's return value as the text the model reads. */
+export function toolResultText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value === undefined) return '';
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
