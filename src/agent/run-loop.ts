@@ -1,5 +1,6 @@
 import { SpanKind, SpanStatusCode, context as otelContext, trace, type Context, type Span, type Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
+import { NEVER_ABORTS, raceAbort } from '../core/abort.js';
 import { ConfigurationError, MaxTurnsExceededError, SymfonicError, abortErrorFrom } from '../core/errors.js';
 import { newRunId } from '../core/ids.js';
 import type { Scope } from '../core/scope.js';
@@ -32,33 +33,6 @@ export interface AgentCore {
   readonly metricsCollector: MetricsCollector | undefined;
   readonly logger: Logger;
   readonly delegation: DelegationCapability | undefined;
-}
-
-// A signal that never aborts, shared by every run given none: tools always get a signal, and a
-// run without one pays for no controller.
-const NEVER: AbortSignal = new AbortController().signal;
-
-/** Settles with `promise`, or rejects as soon as `signal` aborts, whichever is first. */
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal, what: string): Promise<T> {
-  if (signal === NEVER) return promise;
-  if (signal.aborted) {
-    promise.catch(() => undefined);
-    return Promise.reject(abortErrorFrom(signal, what));
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(abortErrorFrom(signal, what));
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e);
-      },
-    );
-  });
 }
 
 function isThenable(v: unknown): v is PromiseLike<unknown> {
@@ -113,7 +87,7 @@ export async function executeRun(core: AgentCore, query: string, run: ResolvedRu
   const rootRunId = run.rootRunId ?? runId;
   const scope: Scope | undefined = run.scope;
   const tenantId = scope?.tenantId ?? null;
-  const signal = run.signal ?? NEVER;
+  const signal = run.signal ?? NEVER_ABORTS;
   const tracer = trace.getTracer(TRACER_NAME);
   const parentContext = run.parentContext ?? otelContext.active();
   const provider = core.modelProvider;
@@ -299,7 +273,7 @@ export async function executeRun(core: AgentCore, query: string, run: ResolvedRu
     }
     try {
       const pending: unknown = otelContext.with(toolContext, () => tool.execute(input.value, ctx));
-      const result = isThenable(pending) ? await raceAbort(Promise.resolve(pending), signal, `tool "${call.name}"`) : pending;
+      const result = !isThenable(pending) ? pending : tool.handlesAbort ? await pending : await raceAbort(Promise.resolve(pending), signal, `tool "${call.name}"`);
       return done(toolResultText(result));
     } catch (error) {
       if (signal.aborted) {

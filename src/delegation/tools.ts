@@ -1,5 +1,6 @@
 import { SpanStatusCode, type Context, type Span } from '@opentelemetry/api';
 import { z } from 'zod';
+import { raceAbort } from '../core/abort.js';
 import { BudgetExceededError, ConfigurationError, UnknownChildError, abortErrorFrom, isAbortError } from '../core/errors.js';
 import { newRunId } from '../core/ids.js';
 import { ATTR, type DelegationOutcome } from '../observability/attributes.js';
@@ -85,6 +86,7 @@ export class DelegationTools {
     });
     this.runAgent = Object.freeze({
       ...runAgent,
+      handlesAbort: true,
       onInvalidInput: (problem: string, ctx: ToolContext) =>
         this.finish(ctx as DelegationCallContext, '', new Refusal('invalid_request', problem)),
     });
@@ -123,7 +125,8 @@ export class DelegationTools {
     this.context.recordStart(ctx.runId, name);
     const link = linkedSignal(ctx.signal, this.childTimeoutMs);
     try {
-      const response = await this.roster.run(name, task, {
+      // Raced, because a child that ignores its signal must still be let go at its timeout.
+      const running = this.roster.run(name, task, {
         ...(ctx.scope !== undefined ? { scope: ctx.scope } : {}),
         depth: ctx.agentDepth + 1,
         runId: childRunId,
@@ -133,6 +136,7 @@ export class DelegationTools {
         ...(ctx.traceContext !== undefined ? { parentContext: ctx.traceContext } : {}),
         ...(ctx.metricsCollector !== undefined ? { metricsCollector: ctx.metricsCollector } : {}),
       });
+      const response = await raceAbort(running, link.signal, `sub-agent "${name}"`);
       const text = answerOf(name, response);
       this.absorbForeign(ctx, childRunId, response);
       return this.finish(ctx, name, text);

@@ -20,6 +20,12 @@ export interface Tool<Input = unknown> {
    * a tool that must record the refusal (run_agent's outcome). The model still reads the problem.
    */
   onInvalidInput?(problem: string, ctx: ToolContext): void;
+  /**
+   * True for a tool that stops on `ctx.signal` by itself and must finish its own bookkeeping
+   * when it does (run_agent records the `aborted` outcome). Other tools are raced against the
+   * signal, so an abort never waits on a tool that ignores it.
+   */
+  readonly handlesAbort?: boolean;
 }
 
 export interface ToolSpec<S extends ZodType> {
