@@ -140,7 +140,9 @@ export class Agent {
   }
 
   private instructionsFor(schema: ZodType): string {
-    const shape = JSON.stringify(z.toJSONSchema(schema));
+    // The model writes what the schema parses, so describe its input side: transforms and defaults
+    // are the schema's business after parsing, and must not make the run throw before it starts.
+    const shape = JSON.stringify(z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }));
     return `${this.instructions ? `${this.instructions}\n\n` : ''}Answer with only a JSON value that matches this JSON Schema, and nothing else:\n${shape}`;
   }
 

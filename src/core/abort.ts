@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { abortErrorFrom } from './errors.js';
 
 /**
@@ -5,6 +6,10 @@ import { abortErrorFrom } from './errors.js';
  * run without one pays for no controller and no listeners.
  */
 export const NEVER_ABORTS: AbortSignal = new AbortController().signal;
+// Providers, tools and queued delegations of every unsignalled run in the process listen on this
+// one signal, and remove their listeners when done; past ten at once Node would print a
+// "possible memory leak" warning about a signal that can never fire.
+//TMP setMaxListeners(0, NEVER_ABORTS);
 
 /**
  * Settles with `promise`, or rejects as soon as `signal` aborts, whichever comes first. For work

@@ -11,7 +11,7 @@ import type { ChildResponse } from './child.js';
 import { DelegationContext } from './context.js';
 import { DepthPolicy } from './depth.js';
 import { linkedSignal } from './linked-signal.js';
-import { taskText, type DelegationRoster } from './roster.js';
+import { taskText, type DelegationRoster, type RosterRunOptions } from './roster.js';
 
 /**
  * The tool context the agent loop gives delegation tools: the public ToolContext plus the run's
@@ -125,17 +125,14 @@ export class DelegationTools {
     this.context.recordStart(ctx.runId, name);
     const link = linkedSignal(ctx.signal, this.childTimeoutMs);
     try {
+      // Optional fields are assigned, not spread in: V8 copies `...(cond ? {…} : {})` on a slow
+      // path that cost several microseconds a hop (see docs/benchmarks.md).
+      const options: RosterRunOptions = { depth: ctx.agentDepth + 1, runId: childRunId, rootRunId: ctx.rootRunId, parentRunId: ctx.runId, signal: link.signal };
+      if (ctx.scope !== undefined) options.scope = ctx.scope;
+      if (ctx.traceContext !== undefined) options.parentContext = ctx.traceContext;
+      if (ctx.metricsCollector !== undefined) options.metricsCollector = ctx.metricsCollector;
       // Raced, because a child that ignores its signal must still be let go at its timeout.
-      const running = this.roster.run(name, task, {
-        ...(ctx.scope !== undefined ? { scope: ctx.scope } : {}),
-        depth: ctx.agentDepth + 1,
-        runId: childRunId,
-        rootRunId: ctx.rootRunId,
-        parentRunId: ctx.runId,
-        signal: link.signal,
-        ...(ctx.traceContext !== undefined ? { parentContext: ctx.traceContext } : {}),
-        ...(ctx.metricsCollector !== undefined ? { metricsCollector: ctx.metricsCollector } : {}),
-      });
+      const running = this.roster.run(name, task, options);
       const response = await raceAbort(running, link.signal, `sub-agent "${name}"`);
       const text = answerOf(name, response);
       this.absorbForeign(ctx, childRunId, response);

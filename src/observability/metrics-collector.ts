@@ -99,6 +99,15 @@ export interface MetricsCollectorOptions {
 
 const NO_SPEND: Spend = Object.freeze({ tokens: 0, costUsd: 0 });
 
+/** Metric attributes shared by every call on one provider and model pair. */
+interface CallAttributes {
+  readonly duration: Record<string, string>;
+  readonly input: Record<string, string>;
+  readonly output: Record<string, string>;
+}
+
+const MAX_CACHED_ATTRIBUTE_SETS = 256;
+
 function tokensOf(u: Usage): number {
   return u.inputTokens + u.outputTokens;
 }
@@ -116,6 +125,7 @@ export class MetricsCollector {
   private readonly tenants = new Map<string, TenantFigures>();
   private readonly instruments: InstrumentSource;
   private readonly priceCache = new Map<string, ModelPrice | null>();
+  private readonly callAttributes = new Map<string, CallAttributes>();
 
   constructor(options: MetricsCollectorOptions = {}) {
     this.prices = options.prices ?? defaultPrices();
@@ -247,16 +257,33 @@ export class MetricsCollector {
       if (isPromise(settled)) settled.catch(() => undefined);
     }
     const inst = this.instruments.get();
-    const attrs: Record<string, string> = {
-      [ATTR.operationName]: 'chat',
-      [ATTR.providerName]: outcome.providerName,
-      [ATTR.requestModel]: outcome.requestModel,
-    };
-    if (outcome.responseModel !== undefined) attrs[ATTR.responseModel] = outcome.responseModel;
-    inst.operationDuration.record(outcome.durationS, attrs);
-    inst.tokenUsage.record(usage.inputTokens, { ...attrs, [ATTR.tokenType]: 'input' });
-    inst.tokenUsage.record(usage.outputTokens, { ...attrs, [ATTR.tokenType]: 'output' });
+    const attrs = this.callAttributesFor(outcome);
+    inst.operationDuration.record(outcome.durationS, attrs.duration);
+    inst.tokenUsage.record(usage.inputTokens, attrs.input);
+    inst.tokenUsage.record(usage.outputTokens, attrs.output);
     if (entry.tenantId !== null && cost !== null && cost > 0) inst.tenantCost.add(cost, { [ATTR.tenantId]: entry.tenantId });
+  }
+
+  /**
+   * A call's metric attributes, built once per provider and model pair rather than per call:
+   * allocating them (two by spreading) was a measurable share of a delegated hop (see
+   * docs/benchmarks.md). The cache is bounded, since response model names come from providers.
+   */
+  private callAttributesFor(outcome: CallOutcome): CallAttributes {
+    const key = outcome.providerName + '\u0000' + outcome.requestModel + (outcome.responseModel === undefined ? '\u0001' : '\u0000' + outcome.responseModel);
+    let a = this.callAttributes.get(key);
+    if (a === undefined) {
+      const duration: Record<string, string> = {
+        [ATTR.operationName]: 'chat',
+        [ATTR.providerName]: outcome.providerName,
+        [ATTR.requestModel]: outcome.requestModel,
+      };
+      if (outcome.responseModel !== undefined) duration[ATTR.responseModel] = outcome.responseModel;
+      a = { duration, input: { ...duration, [ATTR.tokenType]: 'input' }, output: { ...duration, [ATTR.tokenType]: 'output' } };
+      if (this.callAttributes.size >= MAX_CACHED_ATTRIBUTE_SETS) this.callAttributes.clear();
+      this.callAttributes.set(key, a);
+    }
+    return a;
   }
 
   /** After a model call that failed or was aborted: releases its reservation, records the duration. */

@@ -5,7 +5,7 @@ import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
-import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { BasicTracerProvider, BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { pino, type Logger } from 'pino';
 import { z } from 'zod';
 import { ConfigurationError } from '../core/errors.js';
@@ -21,6 +21,8 @@ export interface TelemetryOptions {
   exportTimeoutMs?: number;
   /** Where export failures are reported. Default: warnings on stderr. */
   logger?: Logger;
+  /** More span processors, after the OTLP one: e.g. an in-memory exporter that also reads the spans. */
+  spanProcessors?: SpanProcessor[];
 }
 
 export interface TelemetryHandle {
@@ -39,6 +41,9 @@ const optionsSchema = z
     metrics: z.union([z.boolean(), z.object({ intervalMs: z.number().int().positive().optional() }).strict()]).optional(),
     exportTimeoutMs: z.number().int().positive().optional(),
     logger: z.custom<Logger>((l) => typeof (l as Logger | null)?.warn === 'function', 'logger must be a pino logger').optional(),
+    spanProcessors: z
+      .array(z.custom<SpanProcessor>((p) => typeof (p as SpanProcessor | null)?.onEnd === 'function', 'each span processor must implement SpanProcessor'))
+      .optional(),
   })
   .strict();
 
@@ -71,7 +76,7 @@ export function startTelemetry(options: TelemetryOptions = {}): TelemetryHandle 
   const resource = resourceFromAttributes({ 'service.name': serviceName });
   const tracesUrl = `${base}/v1/traces`;
   const spanProcessor = new BatchSpanProcessor(new OTLPTraceExporter({ url: tracesUrl, timeoutMillis }), { exportTimeoutMillis: timeoutMillis });
-  const tracerProvider = new BasicTracerProvider({ resource, spanProcessors: [spanProcessor] });
+  const tracerProvider = new BasicTracerProvider({ resource, spanProcessors: [spanProcessor, ...(options.spanProcessors ?? [])] });
   const contextManager = new AsyncLocalStorageContextManager().enable();
   if (!trace.setGlobalTracerProvider(tracerProvider) || !context.setGlobalContextManager(contextManager)) {
     trace.disable();
@@ -106,7 +111,9 @@ export function startTelemetry(options: TelemetryOptions = {}): TelemetryHandle 
         },
         (error: unknown) => {
           clearTimeout(timer);
-          logger.warn({ err: error }, 'telemetry flush failed');
+          // The SDK's forceFlush rejects with an array of errors, which pino would log as [{}].
+          const err = Array.isArray(error) ? (error.length === 1 ? error[0] : new AggregateError(error, 'telemetry flush failed')) : error;
+          logger.warn({ err }, 'telemetry flush failed');
           resolve();
         },
       );
