@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // The CLI and package tests run the built files; dist/ is brought up to date once, first.
+    globalSetup: ['test/support/global-setup.ts'],
     // vitest already fails a run on an unhandled rejection or uncaught exception; this says so
     // out loud, because the reliability suite depends on it.
     dangerouslyIgnoreUnhandledErrors: false,

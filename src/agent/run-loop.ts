@@ -1,6 +1,6 @@
-import { SpanKind, SpanStatusCode, context as otelContext, trace, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import { SpanKind, SpanStatusCode, context as otelContext, trace, type Context, type Span } from '@opentelemetry/api';
 import type { Logger } from 'pino';
-import { NEVER_ABORTS, raceAbort } from '../core/abort.js';
+import { raceAbort, runSignal } from '../core/abort.js';
 import { ConfigurationError, MaxTurnsExceededError, SymfonicError, abortErrorFrom } from '../core/errors.js';
 import { newRunId } from '../core/ids.js';
 import type { Scope } from '../core/scope.js';
@@ -9,6 +9,7 @@ import type { DelegationCapability } from '../delegation/delegation-capability.j
 import type { DelegationCallContext } from '../delegation/tools.js';
 import type { Message, ModelProvider, ModelRequest, ModelResponse, ToolCall, ToolDefinition } from '../model/types.js';
 import { ATTR, OPERATION, SPAN_EVENT, TRACER_NAME } from '../observability/attributes.js';
+import type { LogBindings } from '../observability/logger.js';
 import { inputMessagesJson, outputMessagesJson, systemInstructionsJson } from '../observability/content.js';
 import { defaultMetricsCollector, type CallTicket, type MetricsCollector, type RunEntry, type RunFigures } from '../observability/metrics-collector.js';
 import type { Tool } from '../tool/define-tool.js';
@@ -68,6 +69,33 @@ function checkResponse(providerName: string, r: unknown): ModelResponse {
 }
 
 /**
+ * A tool call's context. A class, not an object literal: V8 builds a literal with a getter on a
+ * slow path (about a microsecond a tool call, see docs/benchmarks.md), and the getter is what
+ * keeps the run's logger from being made until a tool asks for it.
+ */
+class CallContext implements DelegationCallContext {
+  constructor(
+    readonly runId: string,
+    readonly rootRunId: string,
+    readonly parentRunId: string | null,
+    readonly agentDepth: number,
+    readonly scope: Scope | undefined,
+    readonly signal: AbortSignal,
+    readonly toolCallId: string,
+    readonly span: Span,
+    readonly traceContext: Context,
+    readonly metricsCollector: MetricsCollector,
+    readonly runEntry: RunEntry,
+    readonly maxAgentDepth: number | undefined,
+    private readonly log: () => Logger,
+  ) {}
+
+  get logger(): Logger {
+    return this.log();
+  }
+}
+
+/**
  * One run of an agent: the model/tool loop with its spans, ledger entry and budget checks. Every
  * exit, success or failure or abort, ends the run's span and closes its ledger entry and its
  * delegation state, so nothing a run opens outlives it.
@@ -87,7 +115,8 @@ export async function executeRun(core: AgentCore, query: string, run: ResolvedRu
   const rootRunId = run.rootRunId ?? runId;
   const scope: Scope | undefined = run.scope;
   const tenantId = scope?.tenantId ?? null;
-  const signal = run.signal ?? NEVER_ABORTS;
+  const ownSignal = runSignal(run.signal);
+  const signal = ownSignal.signal;
   const tracer = trace.getTracer(TRACER_NAME);
   const parentContext = run.parentContext ?? otelContext.active();
   const provider = core.modelProvider;
@@ -116,15 +145,13 @@ export async function executeRun(core: AgentCore, query: string, run: ResolvedRu
   const log = (): Logger => {
     if (!logger) {
       const sc = span.spanContext();
-      logger = core.logger.child({
-        agent: core.name,
-        run_id: runId,
-        root_run_id: rootRunId,
-        parent_run_id: run.parentRunId,
-        tenant_id: tenantId,
-        trace_id: sc.traceId,
-        span_id: sc.spanId,
-      });
+      const bindings: LogBindings = { agent: core.name, run_id: runId, root_run_id: rootRunId, parent_run_id: run.parentRunId, tenant_id: tenantId };
+      // Without an SDK the span is a placeholder with all-zero ids, which would only mislead.
+      if (trace.isSpanContextValid(sc)) {
+        bindings.trace_id = sc.traceId;
+        bindings.span_id = sc.spanId;
+      }
+      logger = core.logger.child(bindings);
     }
     return logger;
   };
@@ -134,6 +161,7 @@ export async function executeRun(core: AgentCore, query: string, run: ResolvedRu
   try {
     entry = collector.startRun({ runId, parentRunId: run.parentRunId, rootRunId, tenantId, agentName: core.name });
   } catch (error) {
+    ownSignal.dispose();
     failSpan(span, error);
     span.end();
     throw error;
@@ -146,6 +174,9 @@ export async function executeRun(core: AgentCore, query: string, run: ResolvedRu
   const instructions = extras.instructions ?? core.instructions;
   const maxTurns = core.config.agent.maxTurns;
   const capture = core.config.captureContent;
+  // Tool calls in order across the run's turns: sibling spans often start in the same
+  // millisecond, and readers of the trace need the order the model asked in.
+  let toolSeq = 0;
 
   const callModel = async (): Promise<ModelResponse> => {
     const request: ModelRequest = { messages: messages.slice(), tools: core.toolDefinitions };
@@ -225,9 +256,11 @@ export async function executeRun(core: AgentCore, query: string, run: ResolvedRu
 
   const runTool = async (call: ToolCall): Promise<Message> => {
     const toolSpan = tracer.startSpan(`${OPERATION.executeTool} ${call.name}`, { kind: SpanKind.INTERNAL }, runContext);
+    const seq = toolSeq++;
     const rec = toolSpan.isRecording();
     if (rec) {
       toolSpan.setAttributes(lineage!);
+      toolSpan.setAttribute(ATTR.toolCallSeq, seq);
       toolSpan.setAttributes({
         [ATTR.operationName]: OPERATION.executeTool,
         [ATTR.toolName]: call.name,
@@ -242,22 +275,7 @@ export async function executeRun(core: AgentCore, query: string, run: ResolvedRu
       return { role: 'tool', toolCallId: call.id, content };
     };
     const toolContext = trace.setSpan(runContext, toolSpan);
-    const ctx: DelegationCallContext = {
-      runId,
-      rootRunId,
-      parentRunId: run.parentRunId,
-      agentDepth: run.agentDepth,
-      scope,
-      signal,
-      get logger() {
-        return log();
-      },
-      toolCallId: call.id,
-      span: toolSpan,
-      traceContext: toolContext,
-      metricsCollector: collector,
-      runEntry: entry,
-    };
+    const ctx = new CallContext(runId, rootRunId, run.parentRunId, run.agentDepth, scope, signal, call.id, toolSpan, toolContext, collector, entry, run.maxAgentDepth, log);
     const tool = core.tools.get(call.name);
     if (!tool) {
       const known = [...core.tools.keys()].map((n) => `"${n}"`).join(', ') || '(none)';
@@ -340,6 +358,8 @@ export async function executeRun(core: AgentCore, query: string, run: ResolvedRu
       log().warn({ err: error }, 'run failed');
     }
     throw error;
+  } finally {
+    ownSignal.dispose();
   }
 }
 

@@ -18,6 +18,11 @@ export interface RunOptions {
    * delegator's, so a child made without a collector still rolls up into its parent's tree.
    */
   metricsCollector?: MetricsCollector;
+  /**
+   * The depth ceiling inherited from the tree above: this run's delegations obey the tighter of
+   * it and the agent's own maxAgentDepth. The roster passes the delegator's.
+   */
+  maxAgentDepth?: number;
 }
 
 /** What the loop itself needs beyond RunOptions: set by the facade and by delegation adapters. */
@@ -35,6 +40,7 @@ export interface ResolvedRun {
   signal: AbortSignal | undefined;
   parentContext: Context | undefined;
   fallbackCollector: MetricsCollector | undefined;
+  maxAgentDepth: number | undefined;
 }
 
 const ID = /^[A-Za-z0-9_.:-]{1,128}$/;
@@ -50,7 +56,7 @@ function checkId(field: string, value: unknown): string | undefined {
 /** Validates run options once, at the door, so the loop reads only known-good values. */
 export function resolveRunOptions(options: RunOptions | undefined): ResolvedRun {
   if (options === undefined) {
-    return { scope: undefined, runId: undefined, rootRunId: undefined, parentRunId: null, agentDepth: 0, signal: undefined, parentContext: undefined, fallbackCollector: undefined };
+    return { scope: undefined, runId: undefined, rootRunId: undefined, parentRunId: null, agentDepth: 0, signal: undefined, parentContext: undefined, fallbackCollector: undefined, maxAgentDepth: undefined };
   }
   if (typeof options !== 'object' || options === null) throw new ConfigurationError('run options must be an object: agent.run(query, { scope, signal, ... }).');
   const runId = checkId('runId', options.runId);
@@ -66,6 +72,9 @@ export function resolveRunOptions(options: RunOptions | undefined): ResolvedRun 
   if (!Number.isInteger(agentDepth) || agentDepth < 0) {
     throw new ConfigurationError(`agentDepth must be a whole number ≥ 0 (got ${String(options.agentDepth)}).`);
   }
+  if (options.maxAgentDepth !== undefined && (!Number.isInteger(options.maxAgentDepth) || options.maxAgentDepth < 0)) {
+    throw new ConfigurationError(`maxAgentDepth must be a whole number ≥ 0 (got ${String(options.maxAgentDepth)}).`);
+  }
   if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
     throw new ConfigurationError('signal must be an AbortSignal, e.g. AbortSignal.timeout(30_000).');
   }
@@ -78,5 +87,6 @@ export function resolveRunOptions(options: RunOptions | undefined): ResolvedRun 
     signal: options.signal,
     parentContext: options.parentContext,
     fallbackCollector: options.metricsCollector,
+    maxAgentDepth: options.maxAgentDepth,
   };
 }

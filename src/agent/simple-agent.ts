@@ -2,7 +2,7 @@ import { z, type ZodType } from 'zod';
 import { RUN_AS_CHILD } from '../core/child-run.js';
 import { ConfigurationError, SymfonicError } from '../core/errors.js';
 import type { Usage } from '../core/usage.js';
-import type { ChildResponse, ChildRunOptions } from '../delegation/child.js';
+import type { ChildRunOptions } from '../delegation/child.js';
 import type { Message, ModelProvider } from '../model/types.js';
 import type { Capability } from '../tool/capability.js';
 import type { Tool } from '../tool/define-tool.js';

@@ -9,7 +9,7 @@ export const NEVER_ABORTS: AbortSignal = new AbortController().signal;
 // Providers, tools and queued delegations of every unsignalled run in the process listen on this
 // one signal, and remove their listeners when done; past ten at once Node would print a
 // "possible memory leak" warning about a signal that can never fire.
-//TMP setMaxListeners(0, NEVER_ABORTS);
+setMaxListeners(0, NEVER_ABORTS);
 
 /**
  * Settles with `promise`, or rejects as soon as `signal` aborts, whichever comes first. For work
@@ -39,4 +39,43 @@ export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal, what: str
       },
     );
   });
+}
+
+const internal = new WeakSet<AbortSignal>();
+
+/**
+ * Marks a signal symfonic made for its own use (a run's or a child's). Its listeners are
+ * symfonic's alone, one per concurrent wait, so Node's leak warning at eleven is lifted.
+ */
+export function markInternal(signal: AbortSignal): AbortSignal {
+  setMaxListeners(0, signal);
+  internal.add(signal);
+  return signal;
+}
+
+export interface RunSignal {
+  readonly signal: AbortSignal;
+  dispose(): void;
+}
+
+const NO_LINK: RunSignal = Object.freeze({ signal: NEVER_ABORTS, dispose() {} });
+
+/**
+ * The signal a run listens on. A caller's own signal gets one listener, which forwards to an
+ * internal signal that every wait in the run may listen on: a run with many tool calls and
+ * children in flight would otherwise hang a listener each on the caller's signal, which is not
+ * ours to raise the limit of. Signals symfonic made are used as they are.
+ */
+export function runSignal(given: AbortSignal | undefined): RunSignal {
+  if (given === undefined || given === NEVER_ABORTS) return NO_LINK;
+  if (internal.has(given)) return { signal: given, dispose() {} };
+  const controller = new AbortController();
+  const signal = markInternal(controller.signal);
+  if (given.aborted) {
+    controller.abort(given.reason);
+    return { signal, dispose() {} };
+  }
+  const forward = () => controller.abort(given.reason);
+  given.addEventListener('abort', forward, { once: true });
+  return { signal, dispose: () => given.removeEventListener('abort', forward) };
 }

@@ -18,6 +18,11 @@ export interface ChildRunOptions {
    * with none (a facade) accounts here, so its spend reaches the parent's tenant and budget.
    */
   metricsCollector?: MetricsCollector;
+  /**
+   * The tightest depth ceiling above the child. A child's own maxAgentDepth can lower it for its
+   * subtree, never raise it: the root's limit on recursion holds for the whole tree.
+   */
+  maxAgentDepth?: number;
 }
 
 /** What a child answers. A SymfonicAgent's AgentResponse is one; an adapter may give less. */

@@ -18,15 +18,23 @@ export class DepthPolicy {
     this.maxDepth = maxDepth;
   }
 
-  /** Whether a run at `depth` may start a child (at depth + 1). */
-  allows(depth: number): boolean {
-    return depth + 1 <= this.maxDepth;
+  /**
+   * The ceiling for a run that inherited `treeCeiling` from above: the tighter of the two, so a
+   * child configured more loosely than its root cannot let the tree grow past the root's limit.
+   */
+  ceilingFor(treeCeiling: number | undefined): number {
+    return treeCeiling === undefined ? this.maxDepth : Math.min(this.maxDepth, treeCeiling);
   }
 
-  refusal(childName: string, depth: number): string {
+  /** Whether a run at `depth` may start a child (at depth + 1). */
+  allows(depth: number, ceiling: number = this.maxDepth): boolean {
+    return depth + 1 <= ceiling;
+  }
+
+  refusal(childName: string, depth: number, ceiling: number = this.maxDepth): string {
     return (
       `Delegation to "${childName}" refused: it would run at depth ${depth + 1}, and the maximum delegation depth is ` +
-      `${this.maxDepth}. Do this part yourself, or answer with what you have.`
+      `${ceiling}. Do this part yourself, or answer with what you have.`
     );
   }
 }

@@ -1,4 +1,4 @@
-import { NEVER_ABORTS } from '../core/abort.js';
+import { markInternal, NEVER_ABORTS } from '../core/abort.js';
 
 /**
  * A child's abort signal: aborts when the parent's does, or when the child's time runs out.
@@ -36,7 +36,7 @@ export function linkedSignal(parent: AbortSignal | undefined, timeoutMs: number 
     }, timeoutMs);
   }
   return {
-    signal: controller.signal,
+    signal: markInternal(controller.signal),
     get timedOut() {
       return timedOut;
     },

@@ -30,6 +30,8 @@ export interface RosterRunOptions {
   signal?: AbortSignal;
   parentContext?: Context;
   metricsCollector?: MetricsCollector;
+  /** The tree's depth ceiling, handed to the child so its own delegations respect it. */
+  maxAgentDepth?: number;
 }
 
 /** A delegated task as text: a structured value is JSON-encoded, never dropped. */
@@ -117,6 +119,7 @@ export class DelegationRoster {
     if (options.signal !== undefined) childOptions.signal = options.signal;
     if (options.parentContext !== undefined) childOptions.parentContext = options.parentContext;
     if (options.metricsCollector !== undefined) childOptions.metricsCollector = options.metricsCollector;
+    if (options.maxAgentDepth !== undefined) childOptions.maxAgentDepth = options.maxAgentDepth;
     const text = taskText(task);
     const parent = options.parentContext;
     // The child also starts inside the parent context, for children that read the active

@@ -23,6 +23,8 @@ export interface DelegationCallContext extends ToolContext {
   readonly traceContext?: Context;
   readonly metricsCollector?: MetricsCollector;
   readonly runEntry?: RunEntry;
+  /** The depth ceiling the run inherited from the tree above it, if any. */
+  readonly maxAgentDepth?: number;
 }
 
 export interface DelegationToolsOptions {
@@ -41,6 +43,11 @@ const runAgentInput = z.object({
     .preprocess((v) => (typeof v === 'string' ? v : taskText(v)), z.string())
     .describe('The whole task, self-contained: the sub-agent does not see this conversation.'),
 });
+
+const RUN_AGENT_PARAMETERS: object = (() => {
+  const { $schema: _drop, ...schema } = z.toJSONSchema(runAgentInput, { io: 'output' }) as Record<string, unknown>;
+  return Object.freeze(schema);
+})();
 
 class Refusal {
   constructor(
@@ -86,6 +93,8 @@ export class DelegationTools {
     });
     this.runAgent = Object.freeze({
       ...runAgent,
+      // The model is asked for a string task; a structured one is still accepted and encoded.
+      parameters: RUN_AGENT_PARAMETERS,
       handlesAbort: true,
       onInvalidInput: (problem: string, ctx: ToolContext) =>
         this.finish(ctx as DelegationCallContext, '', new Refusal('invalid_request', problem)),
@@ -107,8 +116,9 @@ export class DelegationTools {
     if (task.trim() === '') {
       return this.finish(ctx, name, new Refusal('invalid_request', `run_agent refused: the task for "${name}" is empty. Write the whole task in \`task\`; the sub-agent sees nothing else.`));
     }
-    if (!this.depth.allows(ctx.agentDepth)) {
-      return this.finish(ctx, name, new Refusal('refused_depth', this.depth.refusal(name, ctx.agentDepth)));
+    const ceiling = this.depth.ceilingFor(ctx.maxAgentDepth);
+    if (!this.depth.allows(ctx.agentDepth, ceiling)) {
+      return this.finish(ctx, name, new Refusal('refused_depth', this.depth.refusal(name, ctx.agentDepth, ceiling)));
     }
     if (!this.roster.find(name)) {
       return this.finish(ctx, name, new Refusal('unknown_child', new UnknownChildError(name, this.roster.names).message));
@@ -127,7 +137,14 @@ export class DelegationTools {
     try {
       // Optional fields are assigned, not spread in: V8 copies `...(cond ? {…} : {})` on a slow
       // path that cost several microseconds a hop (see docs/benchmarks.md).
-      const options: RosterRunOptions = { depth: ctx.agentDepth + 1, runId: childRunId, rootRunId: ctx.rootRunId, parentRunId: ctx.runId, signal: link.signal };
+      const options: RosterRunOptions = {
+        depth: ctx.agentDepth + 1,
+        runId: childRunId,
+        rootRunId: ctx.rootRunId,
+        parentRunId: ctx.runId,
+        signal: link.signal,
+        maxAgentDepth: ceiling,
+      };
       if (ctx.scope !== undefined) options.scope = ctx.scope;
       if (ctx.traceContext !== undefined) options.parentContext = ctx.traceContext;
       if (ctx.metricsCollector !== undefined) options.metricsCollector = ctx.metricsCollector;

@@ -39,6 +39,7 @@ export const ATTR = {
   costUsd: 'symfonic.cost.usd',
   totalCostUsd: 'symfonic.cost.total_usd',
   usageSource: 'symfonic.usage.source',
+  toolCallSeq: 'symfonic.tool.call.seq',
 } as const;
 
 export const OPERATION = {

@@ -113,7 +113,10 @@ export function buildRunTree(input: readonly (ReadableSpanLike | SpanRecord)[]):
       totalCostUsd: numOrNull(a[ATTR.totalCostUsd]),
     });
   }
-  const delegationSpans = spans.filter(isDelegationSpan).sort((x, y) => x.startMs - y.startMs);
+  // Call order: the run's tool-call sequence number. Sibling spans often start in the same
+  // millisecond, so start time only breaks ties for spans written without one.
+  const seqOf = (s: SpanRecord): number => (typeof s.attributes[ATTR.toolCallSeq] === 'number' ? (s.attributes[ATTR.toolCallSeq] as number) : Infinity);
+  const delegationSpans = spans.filter(isDelegationSpan).sort((x, y) => seqOf(x) - seqOf(y) || x.startMs - y.startMs);
   for (const d of delegationSpans) {
     const owner = nodes.get(d.attributes[ATTR.runId] as string);
     owner?.delegations.push({
@@ -128,7 +131,7 @@ export function buildRunTree(input: readonly (ReadableSpanLike | SpanRecord)[]):
     if (parent) parent.children.push(n);
     else roots.push(n);
   }
-  // Siblings often start within the same millisecond; the parent's delegation order is exact.
+  // Children in the order their parent delegated to them, as the model asked.
   for (const n of nodes.values()) {
     if (n.children.length < 2) continue;
     const order = new Map(n.delegations.map((d, i) => [d.childRunId, i]));

@@ -9,7 +9,7 @@ export const NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 export interface Tool<Input = unknown> {
   readonly name: string;
   readonly description: string;
-  /** JSON Schema for the model, made by zod from `input` once, at definition. */
+  /** JSON Schema for the model, made by zod from the input side of `input`, once, at definition. */
   readonly parameters: object;
   readonly input: ZodType<Input>;
   /** A tool that changes state outside the run. A pre-built child holding one is refused. */
@@ -57,7 +57,9 @@ export function defineTool<S extends ZodType>(spec: ToolSpec<S>): Tool<z.output<
   if (typeof spec.execute !== 'function') throw new ConfigurationError(`tool "${spec.name}" needs an execute(input, ctx) function.`);
   let parameters: Record<string, unknown>;
   try {
-    parameters = z.toJSONSchema(spec.input) as Record<string, unknown>;
+    // The input side: the model writes what the schema parses, so a field with a default is
+    // optional to it, and transforms apply after validation.
+    parameters = z.toJSONSchema(spec.input, { io: 'input' }) as Record<string, unknown>;
   } catch (error) {
     throw new ConfigurationError(
       `tool "${spec.name}": its input schema cannot be expressed as JSON Schema (${(error as Error).message}). ` +

@@ -1,0 +1,62 @@
+/** A mistake in how the command was called, or in its input: exit code 2, message on stderr. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+  constructor(
+    message: string,
+    /** The command whose --help the message points at, or undefined for the program. */
+    readonly command?: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * A node:util parseArgs error as a one-line message that names the command. Node's own wording
+ * explains how to pass a positional that starts with "-", which is not what someone who
+ * mistyped a flag needs to read.
+ */
+/** Input the command could not use (a missing or malformed file): exit code 2, no usage hint. */
+export class InputError extends UsageError {
+  override name = 'InputError';
+}
+
+export function usageErrorFrom(command: string, error: unknown): UsageError {
+  const e = error as Error & { code?: string };
+  const quoted = /'([^']+)'/.exec(e.message)?.[1];
+  switch (e.code) {
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
+      return new UsageError(`unknown option ${quoted ?? e.message} for "symfonic ${command}"`, command);
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
+      return new UsageError(`${quoted ? `option ${quoted.replace(/ <value>$/, '')}` : 'an option'} needs a value`, command);
+    case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':
+      return new UsageError(quoted ? `unexpected argument "${quoted}" for "symfonic ${command}"` : e.message, command);
+    default:
+      return new UsageError(e.message, command);
+  }
+}
+
+export function integerOption(command: string, flag: string, raw: string, min: number, max: number): number {
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new UsageError(`${flag} must be a whole number from ${min} to ${max} (got "${raw}")`, command);
+  }
+  return Number(raw);
+}
+
+export function nonNegativeOption(command: string, flag: string, raw: string): number {
+  const n = raw.trim() === '' ? NaN : Number(raw);
+  if (!Number.isFinite(n) || n < 0) throw new UsageError(`${flag} must be a number ≥ 0 (got "${raw}")`, command);
+  return n;
+}
+
+export function urlOption(command: string, flag: string, raw: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new UsageError(`${flag} must be an http(s) URL like http://localhost:4318 (got "${raw}")`, command);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new UsageError(`${flag} must be an http(s) URL (got "${raw}")`, command);
+  }
+  return url;
+}

@@ -1,0 +1,104 @@
+import { BudgetExceededError, ConfigurationError } from '../core/errors.js';
+import { newRunId } from '../core/ids.js';
+import { openAICompatible } from '../model/openai-compatible.js';
+import type { ModelProvider } from '../model/types.js';
+import { TenantBudgets } from '../observability/budgets.js';
+import { MetricsCollector } from '../observability/metrics-collector.js';
+import { defaultPrices, type PriceTable } from '../observability/prices.js';
+import { buildRunTree, publicRunNode } from '../observability/run-tree.js';
+import { UsageError } from './args.js';
+import type { DemoSettings } from './demo.js';
+import { DEMO_LARGE, DEMO_QUESTION, DEMO_SMALL, demoPrices, demoTeam } from './demo-team.js';
+import { colorWanted, renderRunTree, style, summaryLine } from './render-tree.js';
+import { startCliTracing } from './tracing.js';
+
+/** Demo prices first, so the scripted models cost something; a real model gets the maintained table. */
+function prices(): PriceTable {
+  const demo = demoPrices();
+  const maintained = defaultPrices();
+  return { price: (provider, model) => demo.price(provider, model) ?? maintained.price(provider, model) };
+}
+
+function realProvider(s: DemoSettings): ModelProvider | undefined {
+  if (!s.openAI) return undefined;
+  try {
+    return openAICompatible({ baseURL: s.openAI.baseURL, model: s.openAI.model, ...(s.openAI.apiKey !== undefined ? { apiKey: s.openAI.apiKey } : {}) });
+  } catch (error) {
+    if (error instanceof ConfigurationError) throw new UsageError(error.message, 'demo');
+    throw error;
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+/** Runs the bundled tree under in-memory tracing (and OTLP, if asked) and prints its picture. */
+export async function runDemo(s: DemoSettings): Promise<number> {
+  const provider = realProvider(s);
+  const out = (line = '') => process.stdout.write(line + '\n');
+  // With --json, stdout holds the JSON alone; what a person reads goes to stderr.
+  const info = s.json ? (line = '') => process.stderr.write(line + '\n') : out;
+  const color = !s.json && colorWanted();
+  const st = style(color);
+
+  const tracing = await startCliTracing({
+    serviceName: process.env['OTEL_SERVICE_NAME'] || 'symfonic-demo',
+    ...(s.otlp !== undefined ? { otlpEndpoint: s.otlp } : {}),
+  });
+  const collector = new MetricsCollector({
+    prices: prices(),
+    ...(s.budgetUsd !== undefined ? { budgets: new TenantBudgets({ limits: { [s.tenantId]: { maxCostUsd: s.budgetUsd } } }) } : {}),
+  });
+  const team = demoTeam({ maxAgentDepth: s.maxAgentDepth, metricsCollector: collector, ...(provider ? { provider } : {}) });
+  const rootRunId = newRunId();
+  let answer: string | undefined;
+  let failure: unknown;
+  try {
+    answer = (await team.root.run(DEMO_QUESTION, { scope: { tenantId: s.tenantId }, runId: rootRunId })).finalResponse;
+  } catch (error) {
+    failure = error;
+  }
+  await team.close();
+  const tree = buildRunTree(tracing.spans()).find((r) => r.runId === rootRunId);
+  const { exportError } = await tracing.shutdown();
+
+  if (tree === undefined) {
+    process.stderr.write('symfonic demo: no spans were recorded for the run, so there is no tree to draw.\n');
+    if (failure !== undefined) process.stderr.write(`symfonic demo: the run failed: ${describe(failure)}\n`);
+    return 1;
+  }
+  if (s.json) {
+    out(JSON.stringify(publicRunNode(tree), null, 2));
+  } else {
+    const models = provider ? `${provider.providerName} model ${provider.modelName}` : `scripted models ${DEMO_LARGE} and ${DEMO_SMALL} (no network)`;
+    const budget = s.budgetUsd !== undefined ? ` · budget $${s.budgetUsd}` : '';
+    out(`${st.bold('symfonic demo')} · tenant ${s.tenantId} · ${models} · maxAgentDepth ${s.maxAgentDepth}${budget}`);
+    out();
+    for (const line of renderRunTree(tree, { color })) out(line);
+    out(summaryLine(tree, { color }));
+  }
+  let code = 0;
+  if (s.otlp !== undefined) {
+    if (tracing.tracesUrl === null) {
+      process.stderr.write('symfonic demo: OTEL_SDK_DISABLED is set, so --otlp exported nothing.\n');
+      code = 1;
+    } else if (exportError !== null) {
+      process.stderr.write(`symfonic demo: exporting the trace to ${tracing.tracesUrl} failed: ${exportError}\n`);
+      code = 1;
+    } else {
+      info(`${st.dim('jaeger')} ${s.jaegerUrl}/trace/${tree.traceId}`);
+    }
+  }
+  if (failure !== undefined) {
+    const verb = failure instanceof BudgetExceededError ? 'was refused' : 'failed';
+    process.stderr.write(`symfonic demo: the root run "${tree.agent}" ${verb}: ${describe(failure)}\n`);
+    return 1;
+  }
+  if (!s.json && answer !== undefined) {
+    out();
+    out(st.bold('answer'));
+    out(answer);
+  }
+  return code;
+}

@@ -1,0 +1,73 @@
+import { parseArgs } from 'node:util';
+import { integerOption, nonNegativeOption, UsageError, urlOption, usageErrorFrom } from './args.js';
+import { DEMO_HELP } from './help.js';
+
+const OPTIONS = {
+  tenant: { type: 'string' },
+  'max-depth': { type: 'string' },
+  'budget-usd': { type: 'string' },
+  json: { type: 'boolean' },
+  otlp: { type: 'string' },
+  'jaeger-url': { type: 'string' },
+  provider: { type: 'string' },
+  'base-url': { type: 'string' },
+  model: { type: 'string' },
+  'api-key': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+export interface DemoSettings {
+  tenantId: string;
+  maxAgentDepth: number;
+  budgetUsd: number | undefined;
+  json: boolean;
+  /** OTLP base URL, without "/v1/traces". */
+  otlp: string | undefined;
+  jaegerUrl: string;
+  /** Set for --provider openai-compatible. */
+  openAI: { baseURL: string; model: string; apiKey: string | undefined } | undefined;
+}
+
+export function demoSettings(args: string[]): DemoSettings | 'help' {
+  let v: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; strict: true }>>['values'];
+  try {
+    v = parseArgs({ args, options: OPTIONS, strict: true, allowPositionals: false }).values;
+  } catch (error) {
+    throw usageErrorFrom('demo', error);
+  }
+  if (v.help) return 'help';
+  const tenantId = v.tenant ?? 'demo';
+  if (tenantId.trim() === '') throw new UsageError('--tenant must not be empty', 'demo');
+  const maxAgentDepth = v['max-depth'] === undefined ? 2 : integerOption('demo', '--max-depth', v['max-depth'], 0, 32);
+  const budgetUsd = v['budget-usd'] === undefined ? undefined : nonNegativeOption('demo', '--budget-usd', v['budget-usd']);
+  // A full traces URL is accepted too: people paste the one their collector documents.
+  const otlp = v.otlp === undefined ? undefined : urlOption('demo', '--otlp', v.otlp).href.replace(/\/v1\/traces\/?$/, '').replace(/\/+$/, '');
+  const jaegerUrl = urlOption('demo', '--jaeger-url', v['jaeger-url'] ?? 'http://localhost:16686').href.replace(/\/+$/, '');
+  const provider = v.provider ?? 'scripted';
+  let openAI: DemoSettings['openAI'];
+  if (provider === 'openai-compatible') {
+    if (v['base-url'] === undefined || v.model === undefined) {
+      throw new UsageError('--provider openai-compatible needs --base-url URL and --model NAME', 'demo');
+    }
+    const baseURL = urlOption('demo', '--base-url', v['base-url']).href.replace(/\/+$/, '');
+    if (v.model.trim() === '') throw new UsageError('--model must not be empty', 'demo');
+    openAI = { baseURL, model: v.model, apiKey: v['api-key'] };
+  } else if (provider === 'scripted') {
+    const stray = (['base-url', 'model', 'api-key'] as const).filter((k) => v[k] !== undefined);
+    if (stray.length > 0) throw new UsageError(`${stray.map((k) => `--${k}`).join(', ')} only apply with --provider openai-compatible`, 'demo');
+  } else {
+    throw new UsageError(`unknown provider "${provider}": use "scripted" or "openai-compatible"`, 'demo');
+  }
+  return { tenantId, maxAgentDepth, budgetUsd, json: v.json === true, otlp, jaegerUrl, openAI };
+}
+
+export async function demoCommand(args: string[]): Promise<number> {
+  const settings = demoSettings(args);
+  if (settings === 'help') {
+    process.stdout.write(DEMO_HELP);
+    return 0;
+  }
+  // The agents and the SDK load only once the arguments are known to be good.
+  const { runDemo } = await import('./demo-run.js');
+  return runDemo(settings);
+}

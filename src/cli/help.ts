@@ -1,0 +1,62 @@
+// Help texts live apart from the commands so that --help and usage errors load no SDK.
+
+export const PROGRAM_HELP = `Usage: symfonic <command> [options]
+
+Commands:
+  demo          run a bundled delegation tree (scripted, no network) and draw it from its trace
+  tree FILE     draw the delegation trees in an OTLP/JSON file (one request per line)
+  help [CMD]    show help for the program or a command
+
+Options:
+  -h, --help    show help (also after a command: symfonic demo --help)
+  --version     print the version
+
+Colour is used only when stdout is a terminal and NO_COLOR is not set.
+`;
+
+export const DEMO_HELP = `Usage: symfonic demo [options]
+
+Runs a bundled delegation tree and draws it from its trace: a router with three children
+(researcher, analyst, writer), the researcher delegating to a fact_checker, which tries to
+delegate once more and is refused at the default depth limit; researcher and analyst run in
+parallel. By default every agent plays a scripted model (demo-large / demo-small, made-up
+prices): no network, same tree every time.
+
+Options:
+  --tenant ID           tenant the run is scoped to (default "demo")
+  --max-depth N         FrameworkConfig agent.maxAgentDepth (default 2); 1 refuses the
+                        grandchild too, 3 lets the archivist run
+  --budget-usd X        a maxCostUsd budget for the tenant; 0.04 refuses the researcher and
+                        the root still answers, 0.000001 refuses the root itself
+  --json                print the root RunNode (children, usage, totalUsage, delegations) as one
+                        JSON object on stdout and nothing else there
+  --otlp URL            also export the trace over OTLP/HTTP to URL, a base like
+                        http://localhost:4318 ("/v1/traces" is appended), and print its Jaeger link
+  --jaeger-url URL      the Jaeger UI the link points at (default http://localhost:16686)
+  --provider NAME       "scripted" (default) or "openai-compatible" to run the same tree on a
+                        real model, with:
+  --base-url URL          the API base, e.g. http://localhost:11434/v1
+  --model NAME            the model every agent uses
+  --api-key KEY           bearer token (default: $OPENAI_API_KEY; none for local servers)
+  -h, --help            show this help
+
+Exit status: 0 when the root run answered (refused delegations below it included), 1 when the
+root run failed or was refused (the error is printed on stderr), or the OTLP export failed,
+2 for a usage error.
+`;
+
+export const TREE_HELP = `Usage: symfonic tree [options] FILE
+
+Draws the delegation trees recorded in FILE: OTLP/JSON, one ExportTraceServiceRequest per line,
+as the OpenTelemetry Collector's file exporter writes it (lines without spans, e.g. metrics, are
+skipped). "-" reads standard input. Each root run gets its own picture, with its trace id.
+
+Options:
+  --json        print the root RunNode as one JSON object when FILE holds one root run, or a
+                JSON array of root RunNodes when it holds several; nothing else on stdout
+  -h, --help    show this help
+
+Exit status: 0 on success, 2 for a usage error, an unreadable file, a line that is not valid
+JSON or not an OTLP trace request (the message names the file and line), or a file without any
+symfonic agent runs.
+`;

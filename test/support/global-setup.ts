@@ -1,0 +1,5 @@
+import { buildIfStale } from './dist.js';
+
+export default function setup(): void {
+  buildIfStale();
+}
