@@ -1,5 +1,5 @@
 import type { Meter } from '@opentelemetry/api';
-import { BudgetExceededError, SymfonicError } from '../core/errors.js';
+import { BudgetExceededError, ConfigurationError, SymfonicError } from '../core/errors.js';
 import { addUsageInto, copyUsage, emptyUsage, type Usage } from '../core/usage.js';
 import { ATTR, type DelegationOutcome } from './attributes.js';
 import type { Spend } from './budget-store.js';
@@ -215,6 +215,15 @@ export class MetricsCollector {
       return { tenantId, reservationId: undefined, reserved: NO_SPEND, price, warning: undefined };
     }
     const budgets = this.budgets!;
+    if (limit.maxCostUsd !== undefined && price === null) {
+      // Spend on a model with no price cannot be bounded in USD; letting it through would make
+      // the cost limit silently not apply to it.
+      throw new ConfigurationError(
+        `tenant "${tenantId}" has a maxCostUsd limit, but model "${call.modelName}" (provider "${call.providerName}") has ` +
+          `no known price, so its spend cannot be checked against that limit. Add the model to the collector's prices ` +
+          `(priceTable({ "${call.modelName}": { inputPerMTok, outputPerMTok } })), or limit this tenant by maxTokens only.`,
+      );
+    }
     const inputTokens = call.estimateInputTokens();
     const outputTokens = call.maxTokens ?? budgets.defaultMaxTokens;
     const amount: Spend = {

@@ -36,6 +36,11 @@ describe('with no SDK registered', () => {
     const runIds = new Set(lines().map((l) => l.run_id));
     expect(runIds.size).toBe(3);
     for (const l of lines()) expect(l.root_run_id).toBe(response.runId);
+    // No span, no trace: all-zero placeholder ids would only send a reader looking for nothing.
+    for (const l of lines()) {
+      expect(l).not.toHaveProperty('trace_id');
+      expect(l).not.toHaveProperty('span_id');
+    }
   });
 
   it('a tool sees no active span, and a failing child still only fails its own delegation', async () => {
