@@ -5,6 +5,7 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // The CLI and package tests run the built files; dist/ is brought up to date once, first.
     globalSetup: ['test/support/global-setup.ts'],
+    reporters: ['default', './test/support/summary-reporter.ts'],
     // vitest already fails a run on an unhandled rejection or uncaught exception; this says so
     // out loud, because the reliability suite depends on it.
     dangerouslyIgnoreUnhandledErrors: false,
