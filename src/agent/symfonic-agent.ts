@@ -1,11 +1,8 @@
 import { ConfigurationError } from '../core/errors.js';
-import { DelegationContext } from '../delegation/context.js';
-import { DelegationCapability, DELEGATION_CAPABILITY } from '../delegation/delegation-capability.js';
-import { DepthPolicy } from '../delegation/depth.js';
+import { assembleDelegation, DelegationCapability, DELEGATION_CAPABILITY } from '../delegation/delegation-capability.js';
 import { ChildLifecycle } from '../delegation/lifecycle.js';
 import { DelegationRoster, type RosterEntry } from '../delegation/roster.js';
 import { SubAgent, SubAgentSpec } from '../delegation/sub-agent.js';
-import { DelegationTools } from '../delegation/tools.js';
 import { withoutWriteSurface } from '../delegation/write-surface.js';
 import type { ModelProvider, ToolDefinition } from '../model/types.js';
 import { silentLogger, type Logger } from '../observability/logger.js';
@@ -154,24 +151,14 @@ export class SymfonicAgent {
       }
       throw new ConfigurationError(`agent "${this.name}": each sub-agent must be a SubAgent or a SubAgentSpec.`);
     });
-    const roster = new DelegationRoster(entries);
-    const context = new DelegationContext();
-    const depth = new DepthPolicy({ maxDepth: this.config.agent.maxAgentDepth });
-    const lifecycle = new ChildLifecycle(owned);
-    this.lifecycles.push(lifecycle);
-    return new DelegationCapability({
-      roster,
-      tools: new DelegationTools({
-        roster,
-        depth,
-        context,
-        maxConcurrentDelegations: this.config.agent.maxConcurrentDelegations,
-        ...(this.config.agent.childTimeoutMs !== undefined ? { childTimeoutMs: this.config.agent.childTimeoutMs } : {}),
-      }),
-      lifecycle,
-      context,
-      depth,
+    const capability = assembleDelegation(new DelegationRoster(entries), {
+      owned,
+      maxDepth: this.config.agent.maxAgentDepth,
+      maxConcurrentDelegations: this.config.agent.maxConcurrentDelegations,
+      ...(this.config.agent.childTimeoutMs !== undefined ? { childTimeoutMs: this.config.agent.childTimeoutMs } : {}),
     });
+    this.lifecycles.push(capability.lifecycle);
+    return capability;
   }
 
   /** A spec child: the parent's provider and flags, its own tools without the write surface. */

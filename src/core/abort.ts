@@ -79,3 +79,22 @@ export function runSignal(given: AbortSignal | undefined): RunSignal {
   given.addEventListener('abort', forward, { once: true });
   return { signal, dispose: () => given.removeEventListener('abort', forward) };
 }
+
+/** A pause that an abort cuts short, rejecting with an AbortError. */
+export function abortableSleep(ms: number, signal?: AbortSignal, what = 'the model call'): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(abortErrorFrom(signal, what));
+      return;
+    }
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(abortErrorFrom(signal!, what));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -2,12 +2,9 @@ import { ConfigurationError } from '../core/errors.js';
 import type { Scope } from '../core/scope.js';
 import type { ChildAgent, ChildResponse, ChildRunOptions } from './child.js';
 import { DelegationContext } from './context.js';
-import { DelegationCapability } from './delegation-capability.js';
-import { DEFAULT_MAX_DEPTH, DepthPolicy } from './depth.js';
-import { ChildLifecycle } from './lifecycle.js';
+import { assembleDelegation, type DelegationCapability } from './delegation-capability.js';
 import { DelegationRoster, type RosterEntry } from './roster.js';
 import { SubAgent } from './sub-agent.js';
-import { DelegationTools } from './tools.js';
 
 export interface ComposeOptions {
   /** A scope every child runs under when the delegating run has none. */
@@ -56,19 +53,11 @@ export function delegatedChildren(
   }
   const context = new DelegationContext();
   const roster = childRoster(children, { ...(options.scope ? { scope: options.scope } : {}), context });
-  const depth = new DepthPolicy({ maxDepth: options.maxDepth ?? DEFAULT_MAX_DEPTH });
-  return new DelegationCapability({
-    roster,
-    tools: new DelegationTools({
-      roster,
-      depth,
-      context,
-      ...(options.childTimeoutMs !== undefined ? { childTimeoutMs: options.childTimeoutMs } : {}),
-      ...(options.maxConcurrentDelegations !== undefined ? { maxConcurrentDelegations: options.maxConcurrentDelegations } : {}),
-    }),
-    // The caller built these children, so the caller closes them.
-    lifecycle: new ChildLifecycle([]),
+  // The caller built these children, so the caller closes them: the capability owns none.
+  return assembleDelegation(roster, {
     context,
-    depth,
+    ...(options.maxDepth !== undefined ? { maxDepth: options.maxDepth } : {}),
+    ...(options.childTimeoutMs !== undefined ? { childTimeoutMs: options.childTimeoutMs } : {}),
+    ...(options.maxConcurrentDelegations !== undefined ? { maxConcurrentDelegations: options.maxConcurrentDelegations } : {}),
   });
 }

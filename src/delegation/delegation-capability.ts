@@ -1,10 +1,11 @@
 import type { Capability } from '../tool/capability.js';
 import type { Tool } from '../tool/define-tool.js';
-import type { DelegationContext } from './context.js';
-import type { DepthPolicy } from './depth.js';
-import type { ChildLifecycle } from './lifecycle.js';
+import type { ChildAgent } from './child.js';
+import { DelegationContext } from './context.js';
+import { DEFAULT_MAX_DEPTH, DepthPolicy } from './depth.js';
+import { ChildLifecycle } from './lifecycle.js';
 import type { DelegationRoster } from './roster.js';
-import type { DelegationTools } from './tools.js';
+import { DelegationTools } from './tools.js';
 
 export const DELEGATION_CAPABILITY = 'delegation';
 
@@ -29,4 +30,32 @@ export class DelegationCapability implements Capability {
   contribute(): { tools: readonly Tool[] } {
     return { tools: this.tools.tools };
   }
+}
+
+export interface AssembleOptions {
+  maxDepth?: number;
+  childTimeoutMs?: number;
+  maxConcurrentDelegations?: number;
+  /** Children this capability owns and closes: those its agent built from specs. */
+  owned?: readonly ChildAgent[];
+  context?: DelegationContext;
+}
+
+/** Roster, tools, per-run state, depth and lifecycle, put together the one right way. */
+export function assembleDelegation(roster: DelegationRoster, options: AssembleOptions = {}): DelegationCapability {
+  const context = options.context ?? new DelegationContext();
+  const depth = new DepthPolicy({ maxDepth: options.maxDepth ?? DEFAULT_MAX_DEPTH });
+  return new DelegationCapability({
+    roster,
+    tools: new DelegationTools({
+      roster,
+      depth,
+      context,
+      ...(options.childTimeoutMs !== undefined ? { childTimeoutMs: options.childTimeoutMs } : {}),
+      ...(options.maxConcurrentDelegations !== undefined ? { maxConcurrentDelegations: options.maxConcurrentDelegations } : {}),
+    }),
+    lifecycle: new ChildLifecycle(options.owned ?? []),
+    context,
+    depth,
+  });
 }

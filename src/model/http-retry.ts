@@ -4,6 +4,7 @@
  * and HTTP failures turned into errors that say what to fix. The adapters keep only the mapping
  * between symfonic's model protocol and their wire format.
  */
+import { abortableSleep } from '../core/abort.js';
 import { z } from 'zod';
 import { abortErrorFrom, ConfigurationError, SymfonicError } from '../core/errors.js';
 import type { Message, ModelOverrides, ModelProvider, ModelRequest, ModelResponse } from './types.js';
@@ -226,7 +227,7 @@ export async function postJson(
         cause: failure.cause,
       });
     }
-    await sleep(failure.retryAfterMs ?? backoffDelayMs(retry, transport.baseDelayMs, transport.maxDelayMs), signal);
+    await abortableSleep(failure.retryAfterMs ?? backoffDelayMs(retry, transport.baseDelayMs, transport.maxDelayMs), signal);
   }
 }
 
@@ -405,21 +406,3 @@ export function backoffDelayMs(retry: number, baseDelayMs: number, maxDelayMs: n
   return ceiling / 2 + (random() * ceiling) / 2;
 }
 
-/** A pause that an abort cuts short, rejecting with an AbortError. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(abortErrorFrom(signal, 'the model call'));
-      return;
-    }
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(abortErrorFrom(signal!, 'the model call'));
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}

@@ -1,3 +1,4 @@
+import { abortableSleep } from '../core/abort.js';
 import { abortErrorFrom, ConfigurationError, SymfonicError } from '../core/errors.js';
 import type { Usage } from '../core/usage.js';
 import type { ModelOverrides, ModelProvider, ModelRequest, ModelResponse, ToolCall } from '../model/types.js';
@@ -30,21 +31,6 @@ export interface ScriptedModel extends ModelProvider {
 export class ScriptError extends SymfonicError {}
 
 let nextCallId = 0;
-
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(abortErrorFrom(signal, 'the model call'));
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(abortErrorFrom(signal!, 'the model call'));
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
 
 function toResponse(turn: Exclude<ScriptedTurn, Error>, modelName: string): ModelResponse {
   if (typeof turn === 'string') {
@@ -110,7 +96,7 @@ export function scriptedModel(
         turn = await (script as ScriptedResponder)(request, index);
       }
       if (turn instanceof Error) throw turn;
-      if (typeof turn === 'object' && turn !== null && turn.delayMs !== undefined) await sleep(turn.delayMs, opts?.signal);
+      if (typeof turn === 'object' && turn !== null && turn.delayMs !== undefined) await abortableSleep(turn.delayMs, opts?.signal);
       if (typeof turn !== 'string' && (typeof turn !== 'object' || turn === null)) {
         throw new ScriptError(`scripted turn ${index} is ${String(turn)}: use a string, an Error, or { text?, toolCalls?, usage?, delayMs? }.`);
       }
