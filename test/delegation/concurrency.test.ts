@@ -1,15 +1,11 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SubAgent, SymfonicAgent, type ChildRunOptions } from '../../src/index.js';
-import { recordTelemetry, scriptedModel, type TelemetryRecording } from '../../src/testing/index.js';
-import { barrier, callsThenAnswer, firstUser, outcomeOf, recorded, runAgent, runAgentSpans } from './helpers.js';
+import { scriptedModel } from '../../src/testing/index.js';
+import { barrier } from '../support/async.js';
+import { recordEachTest } from '../support/per-test.js';
+import { callsThenAnswer, firstUser, outcomeOf, recorded, runAgent, runAgentSpans } from './helpers.js';
 
-let rec: TelemetryRecording;
-beforeEach(() => {
-  rec = recordTelemetry();
-});
-afterEach(async () => {
-  await rec.shutdown();
-});
+const rec = recordEachTest();
 
 /** A real child agent whose model waits at `gate` before answering, so it cannot finish alone. */
 function gatedChild(name: string, gate: { arrive(): Promise<void> }) {

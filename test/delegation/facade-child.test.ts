@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
   Agent,
@@ -12,16 +12,11 @@ import {
   type AgentResponse,
   type Capability,
 } from '../../src/index.js';
-import { recordTelemetry, scriptedModel, type TelemetryRecording } from '../../src/testing/index.js';
+import { scriptedModel } from '../../src/testing/index.js';
+import { recordEachTest } from '../support/per-test.js';
 import { callsThenAnswer, firstUser, recorded, runAgent, spyChild } from './helpers.js';
 
-let rec: TelemetryRecording;
-beforeEach(() => {
-  rec = recordTelemetry();
-});
-afterEach(async () => {
-  await rec.shutdown();
-});
+const rec = recordEachTest();
 
 describe('FacadeChild', () => {
   it('adapts the facade Agent into a leaf child answering an AgentResponse under the run id the roster passed', async () => {

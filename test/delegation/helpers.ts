@@ -2,33 +2,6 @@ import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { SPAN_ATTRIBUTES, type ChildAgent, type ChildResponse, type ChildRunOptions, type Message, type ModelRequest } from '../../src/index.js';
 import type { ScriptedResponder, ScriptedTurn } from '../../src/testing/index.js';
 
-/**
- * A meeting point for `n` parties: each `arrive()` resolves only once all `n` have arrived. Used to
- * prove concurrency: if the parties ran one after another, the first would wait forever, so the
- * wait is bounded by a generous timeout that fails the run instead of hanging the file.
- */
-export function barrier(n: number, label = 'barrier', timeoutMs = 5_000): { arrive(): Promise<void>; readonly arrived: number } {
-  let arrived = 0;
-  let open!: () => void;
-  const opened = new Promise<void>((resolve) => (open = resolve));
-  return {
-    get arrived() {
-      return arrived;
-    },
-    arrive(): Promise<void> {
-      arrived++;
-      if (arrived >= n) open();
-      return new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`${label}: only ${arrived} of ${n} arrived within ${timeoutMs} ms`)), timeoutMs);
-        void opened.then(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
-    },
-  };
-}
-
 export interface ChildCall {
   task: string;
   options: ChildRunOptions;

@@ -1,5 +1,5 @@
 import pino from 'pino';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
   ConfigurationError,
@@ -17,16 +17,11 @@ import {
   defineTool,
   delegatedChildren,
 } from '../../src/index.js';
-import { recordTelemetry, scriptedModel, type TelemetryRecording } from '../../src/testing/index.js';
+import { scriptedModel } from '../../src/testing/index.js';
+import { recordEachTest } from '../support/per-test.js';
 import { callsThenAnswer, firstUser, outcomeOf, runAgent, runAgentSpans, spyChild, toolNames, toolResults } from './helpers.js';
 
-let rec: TelemetryRecording;
-beforeEach(() => {
-  rec = recordTelemetry();
-});
-afterEach(async () => {
-  await rec.shutdown();
-});
+const rec = recordEachTest();
 
 function refusalOf(build: () => unknown): Error {
   try {

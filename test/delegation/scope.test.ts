@@ -1,16 +1,11 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { FrameworkConfig, SubAgent, SymfonicAgent, defineTool, delegatedChildren, type Scope } from '../../src/index.js';
-import { recordTelemetry, scriptedModel, type TelemetryRecording } from '../../src/testing/index.js';
+import { scriptedModel } from '../../src/testing/index.js';
+import { recordEachTest } from '../support/per-test.js';
 import { callsThenAnswer, outcomeOf, runAgent, runAgentSpans, spyChild, toolResults } from './helpers.js';
 
-let rec: TelemetryRecording;
-beforeEach(() => {
-  rec = recordTelemetry();
-});
-afterEach(async () => {
-  await rec.shutdown();
-});
+const rec = recordEachTest();
 
 const scopeInput = { tenantId: 'acme', userId: 'u-7', attributes: { region: 'eu' } };
 

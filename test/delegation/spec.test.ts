@@ -1,16 +1,13 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { FrameworkConfig, SubAgent, SubAgentSpec, SymfonicAgent, defineTool, delegatedChildren } from '../../src/index.js';
-import { recordTelemetry, scriptedModel, type TelemetryRecording } from '../../src/testing/index.js';
+import { scriptedModel } from '../../src/testing/index.js';
+import { recordEachTest } from '../support/per-test.js';
 import { callsThenAnswer, firstUser, outcomeOf, runAgent, runAgentSpans, spyChild, toolNames, toolResults } from './helpers.js';
 
-let rec: TelemetryRecording;
-beforeEach(() => {
-  rec = recordTelemetry();
-});
-afterEach(async () => {
+const rec = recordEachTest();
+afterEach(() => {
   vi.restoreAllMocks();
-  await rec.shutdown();
 });
 
 const readTool = defineTool({ name: 'read_db', description: 'Reads a row.', input: z.object({}), execute: () => 'row' });

@@ -1,15 +1,10 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SubAgent, SubAgentSpec, SymfonicAgent } from '../../src/index.js';
-import { recordTelemetry, scriptedModel, type TelemetryRecording } from '../../src/testing/index.js';
+import { scriptedModel } from '../../src/testing/index.js';
+import { recordEachTest } from '../support/per-test.js';
 import { callsThenAnswer, firstUser, outcomeOf, runAgentSpans, spyChild, toolResults } from './helpers.js';
 
-let rec: TelemetryRecording;
-beforeEach(() => {
-  rec = recordTelemetry();
-});
-afterEach(async () => {
-  await rec.shutdown();
-});
+const rec = recordEachTest();
 
 function withCall(args: unknown) {
   const child = spyChild();

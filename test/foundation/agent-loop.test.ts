@@ -1,5 +1,5 @@
 import { SpanStatusCode } from '@opentelemetry/api';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
   EmptyModelResponseError,
@@ -12,16 +12,12 @@ import {
   type ModelRequest,
   type ModelResponse,
 } from '../../src/index.js';
-import { recordTelemetry, scriptedModel, type ScriptedTurn, type TelemetryRecording } from '../../src/testing/index.js';
-import { barrier, caught, deferred, RUN_ID, within } from './helpers.js';
+import { scriptedModel, type ScriptedTurn } from '../../src/testing/index.js';
+import { barrier, deferred, within } from '../support/async.js';
+import { recordEachTest } from '../support/per-test.js';
+import { caught, RUN_ID } from './helpers.js';
 
-let rec: TelemetryRecording;
-beforeEach(() => {
-  rec = recordTelemetry();
-});
-afterEach(async () => {
-  await rec.shutdown();
-});
+const rec = recordEachTest();
 
 const echo = defineTool({
   name: 'echo',

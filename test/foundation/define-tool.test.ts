@@ -1,17 +1,13 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ConfigurationError, SymfonicAgent, defineTool, type ToolContext } from '../../src/index.js';
-import { recordTelemetry, scriptedModel, type TelemetryRecording } from '../../src/testing/index.js';
-import { caughtSync, deferred, RUN_ID, within } from './helpers.js';
+import { scriptedModel } from '../../src/testing/index.js';
+import { deferred, within } from '../support/async.js';
+import { collectingLogger } from '../support/logging.js';
+import { recordEachTest } from '../support/per-test.js';
+import { caughtSync, RUN_ID } from './helpers.js';
 
-let rec: TelemetryRecording;
-beforeEach(() => {
-  rec = recordTelemetry();
-});
-afterEach(async () => {
-  await rec.shutdown();
-});
+const rec = recordEachTest();
 
 const weatherInput = z.object({ city: z.string().min(1), days: z.number().int().positive().default(1) });
 
@@ -215,15 +211,9 @@ describe('ToolContext', () => {
     return { tool, seen };
   }
 
-  function captureLogger() {
-    const lines: Record<string, unknown>[] = [];
-    const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
-    return { logger, lines };
-  }
-
   it('gives a root run its own lineage, no scope, a live signal and a logger carrying the run and trace ids', async () => {
     const { tool, seen } = contextProbe();
-    const { logger, lines } = captureLogger();
+    const { logger, lines } = collectingLogger('info');
     const model = scriptedModel([{ toolCalls: [{ name: 'probe', arguments: {}, id: 'p1' }] }, 'done']);
     const response = await new SymfonicAgent({ name: 'prober', modelProvider: model, tools: [tool], logger }).run('q');
     expect(seen).toHaveLength(1);
@@ -255,7 +245,7 @@ describe('ToolContext', () => {
 
   it('passes a child run its given lineage and the frozen scope', async () => {
     const { tool, seen } = contextProbe();
-    const { logger, lines } = captureLogger();
+    const { logger, lines } = collectingLogger('info');
     const model = scriptedModel([{ toolCalls: [{ name: 'probe', arguments: {} }] }, 'done']);
     const agent = new SymfonicAgent({ name: 'prober', modelProvider: model, tools: [tool], logger });
     const response = await agent.run('q', {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ModelRequest } from '../../src/index.js';
 import { ScriptError, scriptedModel, type ScriptedTurn } from '../../src/testing/index.js';
-import { caught, deferred, within } from './helpers.js';
+import { deferred, within } from '../support/async.js';
+import { caught } from './helpers.js';
 
 const request = (content: string, extra: Partial<ModelRequest> = {}): ModelRequest => ({
   messages: [{ role: 'user', content }],

@@ -5,7 +5,7 @@
  * Refusals name their figures; windows roll; the default limit covers unknown tenants; the soft
  * limit warns without blocking; a failed call gives its reservation back.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   BudgetExceededError,
   FrameworkConfig,
@@ -19,16 +19,14 @@ import {
   type AgentResponse,
   type TenantLimit,
 } from '../../src/index.js';
-import { recordTelemetry, scriptedModel, type ScriptedTurn, type TelemetryRecording } from '../../src/testing/index.js';
-import { RecordingBudgetStore, capturingLogger, deferred, hop, intIn, mulberry32, noteTool, taskOf, turnOf, usage } from './helpers.js';
+import { scriptedModel, type ScriptedTurn } from '../../src/testing/index.js';
+import { deferred, hop } from '../support/async.js';
+import { collectingLogger } from '../support/logging.js';
+import { recordEachTest } from '../support/per-test.js';
+import { intIn, mulberry32 } from '../support/random.js';
+import { RecordingBudgetStore, noteTool, taskOf, turnOf, usage } from './helpers.js';
 
-let rec: TelemetryRecording;
-beforeEach(() => {
-  rec = recordTelemetry();
-});
-afterEach(async () => {
-  await rec.shutdown();
-});
+const rec = recordEachTest();
 
 function budgetAgent(options: { limits: Record<string, TenantLimit>; defaultLimit?: TenantLimit; maxTokens: number; responder: Parameters<typeof scriptedModel>[0] }) {
   const store = new RecordingBudgetStore();
@@ -325,7 +323,7 @@ describe('limits', () => {
   });
 
   it('warnAt logs a warning and adds a span event past its fraction, and never blocks', async () => {
-    const { logger, lines } = capturingLogger('warn');
+    const { logger, lines } = collectingLogger('warn');
     const store = new RecordingBudgetStore();
     const collector = new MetricsCollector({ prices: priceTable({}), budgets: new TenantBudgets({ limits: { acme: { maxTokens: 1000, warnAt: 0.5 } }, store }) });
     const model = scriptedModel(

@@ -3,9 +3,10 @@
  * never 0, where a model has no price, and null for any subtree that contains such a run; cached
  * input at the cache-read rate.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MetricsCollector, SubAgent, SymfonicAgent, priceTable, type AgentResponse } from '../../src/index.js';
-import { recordTelemetry, scriptedModel, type ScriptedTurn, type TelemetryRecording } from '../../src/testing/index.js';
+import { scriptedModel, type ScriptedTurn } from '../../src/testing/index.js';
+import { recordEachTest } from '../support/per-test.js';
 import { recordingChild, turnOf, usage } from './helpers.js';
 
 const prices = priceTable({
@@ -14,13 +15,7 @@ const prices = priceTable({
   'free-model': { inputPerMTok: 0, outputPerMTok: 0 },
 });
 
-let rec: TelemetryRecording;
-beforeEach(() => {
-  rec = recordTelemetry();
-});
-afterEach(async () => {
-  await rec.shutdown();
-});
+const rec = recordEachTest();
 
 /** A one-call leaf on `modelName` reporting `u`. */
 function leaf(name: string, modelName: string, collector: MetricsCollector, u: ReturnType<typeof usage>) {
@@ -41,6 +36,11 @@ function delegator(name: string, modelName: string, collector: MetricsCollector,
   });
 }
 
+/** `agent` as a child under its own name, handing each response it gives its parent to `seen`. */
+function watched(agent: SymfonicAgent, description: string, seen: (response: AgentResponse) => void): SubAgent {
+  return new SubAgent({ name: agent.name, agent: recordingChild(agent, (_t, r) => seen(r)), description });
+}
+
 const runSpan = (agent: string) => rec.spans().find((s) => s.name === `invoke_agent ${agent}`)!;
 
 describe('cost from a price table', () => {
@@ -49,14 +49,7 @@ describe('cost from a price table', () => {
     const seen: AgentResponse[] = [];
     // 2000 of the child's input is cached, but child-model has no cache rate: it costs full input.
     const cheap = leaf('cheap', 'child-model', collector, usage(10_000, 5_000, 2_000));
-    const parent = delegator(
-      'parent',
-      'parent-model',
-      collector,
-      new SubAgent({ name: 'cheap', agent: recordingChild(cheap, (_t, r) => seen.push(r)), description: 'cheap work' }),
-      usage(1_000, 100, 400),
-      usage(2_000, 200),
-    );
+    const parent = delegator('parent', 'parent-model', collector, watched(cheap, 'cheap work', (r) => seen.push(r)), usage(1_000, 100, 400), usage(2_000, 200));
     const response = await parent.run('task', { scope: { tenantId: 'acme' } });
     const child = seen[0]!;
 
@@ -103,22 +96,8 @@ describe('cost from a price table', () => {
     const collector = new MetricsCollector({ prices });
     const seen = new Map<string, AgentResponse>();
     const mystery = leaf('mystery', 'no-such-model', collector, usage(300, 30));
-    const mid = delegator(
-      'mid',
-      'child-model',
-      collector,
-      new SubAgent({ name: 'mystery', agent: recordingChild(mystery, (_t, r) => seen.set('mystery', r)), description: 'unpriced' }),
-      usage(100, 10),
-      usage(100, 10),
-    );
-    const root = delegator(
-      'root',
-      'parent-model',
-      collector,
-      new SubAgent({ name: 'mid', agent: recordingChild(mid, (_t, r) => seen.set('mid', r)), description: 'middle' }),
-      usage(1_000, 100),
-      usage(1_000, 100),
-    );
+    const mid = delegator('mid', 'child-model', collector, watched(mystery, 'unpriced', (r) => seen.set('mystery', r)), usage(100, 10), usage(100, 10));
+    const root = delegator('root', 'parent-model', collector, watched(mid, 'middle', (r) => seen.set('mid', r)), usage(1_000, 100), usage(1_000, 100));
     const response = await root.run('task', { scope: { tenantId: 'acme' } });
 
     const midOwn = (200 * 0.5 + 20 * 1.5) / 1e6;

@@ -4,22 +4,17 @@
  * answers); a child built with no collector accounts in its delegator's, live, and is not
  * counted twice.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { MetricsCollector, SubAgent, SymfonicAgent, TenantBudgets, defineTool, priceTable, type AgentResponse, type RunFigures } from '../../src/index.js';
 import { defaultMetricsCollector } from '../../src/observability/metrics-collector.js';
-import { recordTelemetry, scriptedModel, type ScriptedTurn, type TelemetryRecording } from '../../src/testing/index.js';
+import { scriptedModel, type ScriptedTurn } from '../../src/testing/index.js';
+import { recordEachTest } from '../support/per-test.js';
 import { RecordingBudgetStore, counterPoints, metricNamed, recordingChild, tokens, turnOf, usage } from './helpers.js';
 
 const prices = priceTable({ 'boss-model': { inputPerMTok: 2, outputPerMTok: 10 }, 'outside-model': { inputPerMTok: 1, outputPerMTok: 5 } });
 
-let rec: TelemetryRecording;
-beforeEach(() => {
-  rec = recordTelemetry();
-});
-afterEach(async () => {
-  await rec.shutdown();
-});
+const rec = recordEachTest();
 
 /** A boss that delegates `task` to `child` once, then answers: 10/1 then 20/2 tokens. */
 function boss(collector: MetricsCollector, child: SubAgent) {

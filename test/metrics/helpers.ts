@@ -1,52 +1,10 @@
 /**
- * Shared pieces for the metrics, cost and budget tests: a seeded PRNG, deferreds, a budget store
- * that records what was reserved and settled, a pino logger that keeps its lines, and readers
- * for the SDK's in-memory metrics.
+ * Shared pieces for the metrics, cost and budget tests: request readers, a budget store that
+ * records what was reserved and settled, and readers for the SDK's in-memory metrics.
  */
-import { pino, type Logger } from 'pino';
 import { z } from 'zod';
 import type { DataPoint, Histogram, MetricData, ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { InMemoryBudgetStore, defineTool, type AgentResponse, type BudgetLimit, type ChildAgent, type ChildRunOptions, type BudgetStore, type ModelRequest, type ReserveResult, type Spend, type Usage } from '../../src/index.js';
-
-/** mulberry32: a tiny seeded PRNG, so a failing random case can be replayed from its seed. */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** An integer in [lo, hi], inclusive. */
-export function intIn(rand: () => number, lo: number, hi: number): number {
-  return lo + Math.floor(rand() * (hi - lo + 1));
-}
-
-export interface Deferred<T = void> {
-  promise: Promise<T>;
-  resolve(value: T): void;
-  reject(error: unknown): void;
-}
-
-export function deferred<T = void>(): Deferred<T> {
-  let resolve!: (v: T) => void;
-  let reject!: (e: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
-
-/** Lets other queued work run: a macrotask hop, not a timer, so interleavings cost no time. */
-export function hop(n = 1): Promise<void> {
-  let p = Promise.resolve();
-  for (let i = 0; i < n; i++) p = p.then(() => new Promise<void>((r) => setImmediate(r)));
-  return p;
-}
 
 /** The task a run was given: the first user message its model sees. */
 export function taskOf(request: ModelRequest): string {
@@ -163,13 +121,6 @@ export class RecordingBudgetStore implements BudgetStore {
   get inFlightCount(): number {
     return this.inFlight.size;
   }
-}
-
-/** A real pino logger whose lines are kept, parsed. */
-export function capturingLogger(level: pino.Level = 'info'): { logger: Logger; lines: Record<string, unknown>[] } {
-  const lines: Record<string, unknown>[] = [];
-  const logger = pino({ level }, { write: (s: string) => void lines.push(JSON.parse(s) as Record<string, unknown>) });
-  return { logger, lines };
 }
 
 /** The metric named `name` across every resource and scope (there is one of each here). */

@@ -3,9 +3,10 @@
  * histograms with the conventions' units, attributes and advised buckets, the per-tenant cost
  * counter agreeing with the ledger, and delegations counted by child and outcome.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MetricsCollector, SubAgent, SymfonicAgent, priceTable } from '../../src/index.js';
-import { recordTelemetry, scriptedModel, type ScriptedTurn, type TelemetryRecording } from '../../src/testing/index.js';
+import { scriptedModel, type ScriptedTurn } from '../../src/testing/index.js';
+import { recordEachTest } from '../support/per-test.js';
 import { counterPoints, hasAttrs, histogramPoints, metricNamed, taskOf, turnOf, usage } from './helpers.js';
 
 // The semantic conventions' advised boundaries, written out here rather than imported, so a
@@ -13,13 +14,7 @@ import { counterPoints, hasAttrs, histogramPoints, metricNamed, taskOf, turnOf, 
 const TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864];
 const DURATION_BUCKETS = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92];
 
-let rec: TelemetryRecording;
-beforeEach(() => {
-  rec = recordTelemetry();
-});
-afterEach(async () => {
-  await rec.shutdown();
-});
+const rec = recordEachTest();
 
 describe('metrics', () => {
   it('token usage, durations, tenant cost and delegations match what ran', async () => {

@@ -6,7 +6,7 @@
  * The trees are generated from a seed (mulberry32); one scripted responder plays every agent,
  * keyed on the task string, so each run's script is fixed by the tree and not by timing.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   FrameworkConfig,
   MetricsCollector,
@@ -15,8 +15,11 @@ import {
   priceTable,
   type AgentResponse,
 } from '../../src/index.js';
-import { recordTelemetry, scriptedModel, type ScriptedTurn, type TelemetryRecording } from '../../src/testing/index.js';
-import { hop, intIn, mulberry32, noteTool, recordingChild, sumUsage, taskOf, tokens, turnOf } from './helpers.js';
+import { scriptedModel, type ScriptedTurn } from '../../src/testing/index.js';
+import { hop } from '../support/async.js';
+import { recordEachTest } from '../support/per-test.js';
+import { intIn, mulberry32 } from '../support/random.js';
+import { noteTool, recordingChild, sumUsage, taskOf, tokens, turnOf } from './helpers.js';
 
 const MAX_DEPTH = 3;
 const TREES = 200;
@@ -77,13 +80,7 @@ function subtreeUsage(node: NodeSpec): { inputTokens: number; outputTokens: numb
 const PRICE = { inputPerMTok: 2, outputPerMTok: 8 };
 
 describe('usage rolls up over random delegation trees', () => {
-  let rec: TelemetryRecording;
-  beforeEach(() => {
-    rec = recordTelemetry();
-  });
-  afterEach(async () => {
-    await rec.shutdown();
-  });
+  const rec = recordEachTest();
 
   it(`${TREES} seeded trees, run ${BATCH} at a time across ${TENANTS.length} tenants, add up exactly`, async () => {
     const rand = mulberry32(0x5eed_2024);

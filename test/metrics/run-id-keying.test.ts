@@ -19,7 +19,8 @@ import {
 } from '../../src/index.js';
 import type { CallTicket } from '../../src/observability/metrics-collector.js';
 import { scriptedModel, type ScriptedTurn } from '../../src/testing/index.js';
-import { deferred, recordingChild, taskOf, tokens, turnOf, usage } from './helpers.js';
+import { deferred } from '../support/async.js';
+import { recordingChild, taskOf, tokens, turnOf, usage } from './helpers.js';
 
 interface Snapshot {
   self: RunFigures | undefined;

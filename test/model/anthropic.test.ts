@@ -1,52 +1,8 @@
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ConfigurationError } from '../../src/core/errors.js';
 import { anthropic } from '../../src/model/anthropic.js';
-import { ModelProviderError } from '../../src/model/http-retry.js';
 import type { ModelRequest } from '../../src/model/types.js';
-
-// A scripted Messages API server: each request gets the next reply; 'hang' never answers.
-interface Seen {
-  method: string;
-  path: string;
-  headers: IncomingHttpHeaders;
-  body: Record<string, unknown>;
-  at: number;
-  closedEarly: boolean;
-}
-type Reply = { status?: number; headers?: Record<string, string>; body?: unknown } | 'hang';
-
-let servers: Server[] = [];
-
-async function serve(replies: Reply[]): Promise<{ baseURL: string; seen: Seen[] }> {
-  const seen: Seen[] = [];
-  const server = createServer((req, res) => {
-    let raw = '';
-    req.on('data', (chunk: Buffer) => (raw += chunk.toString()));
-    req.on('end', () => {
-      const entry: Seen = {
-        method: req.method ?? '',
-        path: req.url ?? '',
-        headers: req.headers,
-        body: raw ? (JSON.parse(raw) as Record<string, unknown>) : {},
-        at: Date.now(),
-        closedEarly: false,
-      };
-      seen.push(entry);
-      const reply = replies[seen.length - 1] ?? { status: 418, body: apiError('invalid_request_error', 'no scripted reply') };
-      if (reply === 'hang') {
-        res.on('close', () => (entry.closedEarly = true));
-        return;
-      }
-      res.writeHead(reply.status ?? 200, { 'content-type': 'application/json', ...reply.headers });
-      res.end(typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body ?? {}));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  servers.push(server);
-  return { baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
-}
+import { failure, pollUntil, scriptedApi, type Reply } from './http-server.js';
 
 function message(content: unknown[], extra: Record<string, unknown> = {}) {
   return {
@@ -69,37 +25,17 @@ const ok = (text: string): Reply => ({ body: message([{ type: 'text', text }]) }
 const fast = { maxRetries: 2, backoff: { baseDelayMs: 1, maxDelayMs: 5 } };
 const ask = (content: string): ModelRequest => ({ messages: [{ role: 'user', content }], tools: [] });
 
-async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 2));
-}
-
-async function failure(promise: Promise<unknown>): Promise<ModelProviderError> {
-  const error: unknown = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ModelProviderError);
-  return error as ModelProviderError;
-}
-
 beforeEach(() => {
   // The suite must not depend on, or leak, a key from the machine running it.
   vi.stubEnv('ANTHROPIC_API_KEY', '');
 });
 
-afterEach(async () => {
+afterEach(() => {
   vi.unstubAllEnvs();
-  await Promise.all(
-    servers.map(
-      (server) =>
-        new Promise<void>((resolve) => {
-          server.closeAllConnections();
-          server.close(() => resolve());
-        }),
-    ),
-  );
-  servers = [];
 });
+
+// A scripted Messages API server: each request gets the next reply; 'hang' never answers.
+const serve = scriptedApi({ unscripted: apiError('invalid_request_error', 'no scripted reply') });
 
 describe('anthropic request mapping', () => {
   it('sends the headers, system prompt, tool_use history, merged tool_results and tools in the Messages shape', async () => {
@@ -339,13 +275,13 @@ describe('anthropic errors, retries and aborts', () => {
     const settled = anthropic({ apiKey: 'k', model: 'claude-small', baseURL, ...fast })
       .generate(ask('x'), { signal: controller.signal })
       .catch((e: unknown) => e);
-    await until(() => seen.length === 1);
+    await pollUntil(() => seen.length === 1);
     const abortedAt = Date.now();
     controller.abort();
     const error = await settled;
     expect(error).toBeInstanceOf(Error);
     expect((error as Error).name).toBe('AbortError');
     expect(Date.now() - abortedAt).toBeLessThan(200);
-    await until(() => seen[0]!.closedEarly);
+    await pollUntil(() => seen[0]!.closedEarly);
   });
 });

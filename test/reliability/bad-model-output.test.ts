@@ -5,18 +5,13 @@
  * nothing open behind it.
  */
 import { z } from 'zod';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { EmptyModelResponseError, FrameworkConfig, SubAgent, defineTool, type ModelRequest, type SymfonicAgent } from '../../src/index.js';
 import { scriptedModel, type ScriptedModel, type ScriptedTurn } from '../../src/testing/index.js';
-import { deferred, rig, spansNamed, toolMessages, until, type Deferred, type Rig } from './rig.js';
+import { deferred, until, type Deferred } from '../support/async.js';
+import { rigEachTest, spansNamed, toolMessages } from './rig.js';
 
-let r: Rig;
-beforeEach(() => {
-  r = rig();
-});
-afterEach(async () => {
-  await r.shutdown();
-});
+const r = rigEachTest();
 
 const scope = { tenantId: 'acme' };
 const u = { inputTokens: 3, outputTokens: 2 };

@@ -5,12 +5,12 @@
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startTelemetry, type TelemetryHandle } from '../../src/telemetry/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
-import { CountingCollector, PRICES, TrackingStore, assertSettled, deferred, watchSpans } from './rig.js';
+import { deferred } from '../support/async.js';
+import { collectingLogger } from '../support/logging.js';
+import { CountingCollector, PRICES, TrackingStore, assertSettled, watchSpans } from './rig.js';
 import { SubAgent, SymfonicAgent, TenantBudgets } from '../../src/index.js';
 
 const EXPORT_TIMEOUT_MS = 500;
@@ -65,17 +65,6 @@ interface LogLine {
   err?: { message?: string; code?: string | number };
 }
 
-function capturingLogger() {
-  const lines: LogLine[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      for (const line of chunk.toString().split('\n')) if (line.trim() !== '') lines.push(JSON.parse(line) as LogLine);
-      done();
-    },
-  });
-  return { logger: pino({ level: 'warn' }, stream), lines };
-}
-
 let handle: TelemetryHandle | undefined;
 let server: FakeCollector | undefined;
 afterEach(async () => {
@@ -120,7 +109,7 @@ function failures(lines: LogLine[]): string[] {
 
 describe('with the OTLP collector unavailable', () => {
   it('down (connection refused): runs resolve, the failure is logged with its reason, shutdown returns', async () => {
-    const { logger, lines } = capturingLogger();
+    const { logger, lines } = collectingLogger<LogLine>('warn');
     handle = startTelemetry({ otlpEndpoint: await deadEndpoint(), exportTimeoutMs: EXPORT_TIMEOUT_MS, logger });
     await runTraffic();
     await expect(timed(handle.shutdown())).resolves.toBeLessThan(SHUTDOWN_BOUND_MS);
@@ -131,7 +120,7 @@ describe('with the OTLP collector unavailable', () => {
     server = await fakeCollector(() => {
       // Never answers: the exporter has to give up on its own timeout.
     });
-    const { logger, lines } = capturingLogger();
+    const { logger, lines } = collectingLogger<LogLine>('warn');
     handle = startTelemetry({ otlpEndpoint: server.url, exportTimeoutMs: EXPORT_TIMEOUT_MS, logger });
     await runTraffic();
     // An export is now stuck on the collector; runs made meanwhile must not wait for it.
@@ -147,7 +136,7 @@ describe('with the OTLP collector unavailable', () => {
 
   it('slow: flush() is bounded the same way', async () => {
     server = await fakeCollector(() => undefined);
-    const { logger, lines } = capturingLogger();
+    const { logger, lines } = collectingLogger<LogLine>('warn');
     handle = startTelemetry({ otlpEndpoint: server.url, exportTimeoutMs: EXPORT_TIMEOUT_MS, logger });
     await runTraffic();
     await expect(timed(handle.flush())).resolves.toBeLessThan(SHUTDOWN_BOUND_MS);
@@ -160,7 +149,7 @@ describe('with the OTLP collector unavailable', () => {
       res.writeHead(500, { 'content-type': 'application/json' });
       res.end('{"error":"collector is broken"}');
     });
-    const { logger, lines } = capturingLogger();
+    const { logger, lines } = collectingLogger<LogLine>('warn');
     handle = startTelemetry({ otlpEndpoint: server.url, exportTimeoutMs: EXPORT_TIMEOUT_MS, logger });
     await runTraffic();
     await expect(timed(handle.shutdown())).resolves.toBeLessThan(SHUTDOWN_BOUND_MS);

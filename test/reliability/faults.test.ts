@@ -4,18 +4,13 @@
  * parent's model reads; the caller's abort stops the whole tree; and every run still closes what
  * it opened.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FrameworkConfig, SubAgent, type ChildAgent, type ChildResponse, type ChildRunOptions } from '../../src/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
-import { deferred, rig, spansNamed, toolMessages, type Rig } from './rig.js';
+import { deferred } from '../support/async.js';
+import { rigEachTest, spansNamed, toolMessages } from './rig.js';
 
-let r: Rig;
-beforeEach(() => {
-  r = rig();
-});
-afterEach(async () => {
-  await r.shutdown();
-});
+const r = rigEachTest();
 
 const scope = { tenantId: 'acme' };
 const u = { inputTokens: 3, outputTokens: 2 };

@@ -4,30 +4,14 @@
  * not in lineage, not in span attributes, not in `delegatedTo`, not in usage, not in a tenant's
  * ledger. Every figure checked here is computed independently from the seeded plan.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SubAgent, type ModelRequest, type Usage } from '../../src/index.js';
 import { scriptedModel, type RunNode, type ScriptedTurn } from '../../src/testing/index.js';
-import { deferred, rig, spansNamed, until, type Deferred, type Rig } from './rig.js';
+import { deferred, until, type Deferred } from '../support/async.js';
+import { intIn, mulberry32 } from '../support/random.js';
+import { rigEachTest, spansNamed } from './rig.js';
 
-let r: Rig;
-beforeEach(() => {
-  r = rig();
-});
-afterEach(async () => {
-  await r.shutdown();
-});
-
-/** mulberry32: small, seeded, and the same on every machine. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const r = rigEachTest();
 
 type AgentName = 'root' | 'mid' | 'leaf';
 
@@ -43,8 +27,8 @@ const ROOTS = 1000;
 const TENANTS = Array.from({ length: 10 }, (_, i) => `tenant-${i}`);
 
 function makePlans(seed: number): { roots: { plan: Plan; tenant: string }[]; byId: Map<string, Plan> } {
-  const rand = prng(seed);
-  const int = (lo: number, hi: number) => lo + Math.floor(rand() * (hi - lo + 1));
+  const rand = mulberry32(seed);
+  const int = (lo: number, hi: number) => intIn(rand, lo, hi);
   const byId = new Map<string, Plan>();
   let next = 0;
   const node = (agent: AgentName, depthLeft: number): Plan => {

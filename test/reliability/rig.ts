@@ -22,6 +22,7 @@ import {
 } from '../../src/index.js';
 import type { RunEntry, RunStart } from '../../src/observability/metrics-collector.js';
 import { recordTelemetry, type TelemetryRecording } from '../../src/testing/index.js';
+import { perTest } from '../support/per-test.js';
 
 /** A store that remembers which tenants ever reserved, so `settled()` knows whom to check. */
 export class TrackingStore extends InMemoryBudgetStore {
@@ -135,6 +136,11 @@ export function rig(): Rig {
   };
 }
 
+/** A fresh rig() per test, shut down after it; the returned rig stands for the current test's. */
+export function rigEachTest(): Rig {
+  return perTest(rig, (r) => r.shutdown());
+}
+
 export function delegationOf(agent: SymfonicAgent): DelegationCapability | undefined {
   const c = agent.capabilities.find((x) => x.name === DELEGATION_CAPABILITY);
   return c instanceof DelegationCapability ? c : undefined;
@@ -175,31 +181,6 @@ export function assertSettled(r: {
 
 // ---------------------------------------------------------------------------------------------
 // small tools the scenarios share
-
-export interface Deferred<T = void> {
-  promise: Promise<T>;
-  resolve(value: T): void;
-  reject(error: unknown): void;
-}
-
-export function deferred<T = void>(): Deferred<T> {
-  let resolve!: (v: T) => void;
-  let reject!: (e: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
-
-/** Lets every pending microtask and I/O callback run; bounded, so a stuck condition fails fast. */
-export async function until(condition: () => boolean, what: string, maxTurns = 2000): Promise<void> {
-  for (let i = 0; i < maxTurns; i++) {
-    if (condition()) return;
-    await new Promise<void>((r) => setImmediate(r));
-  }
-  throw new Error(`gave up waiting for ${what}`);
-}
 
 export function spansNamed(rec: TelemetryRecording, prefix: string): ReadableSpan[] {
   return rec.spans().filter((s) => s.name.startsWith(prefix));

@@ -4,18 +4,13 @@
  * run started. A child delegated afterwards still acts for the original tenant.
  */
 import { z } from 'zod';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SubAgent, defineTool, type Scope } from '../../src/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
-import { deferred, rig, spansNamed, toolMessages, type Rig } from './rig.js';
+import { deferred } from '../support/async.js';
+import { rigEachTest, spansNamed, toolMessages } from './rig.js';
 
-let r: Rig;
-beforeEach(() => {
-  r = rig();
-});
-afterEach(async () => {
-  await r.shutdown();
-});
+const r = rigEachTest();
 
 /** Runs `attempt` and returns what it threw (or null). */
 function thrown(attempt: () => void): unknown {

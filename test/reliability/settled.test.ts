@@ -3,18 +3,12 @@
  * is made here by hand, and `settled()` has to name it.
  */
 import { trace } from '@opentelemetry/api';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { scriptedModel } from '../../src/testing/index.js';
 import { SubAgent } from '../../src/index.js';
-import { delegationOf, rig, type Rig } from './rig.js';
+import { delegationOf, rigEachTest } from './rig.js';
 
-let r: Rig;
-beforeEach(() => {
-  r = rig();
-});
-afterEach(async () => {
-  await r.shutdown();
-});
+const r = rigEachTest();
 
 function failureOf(fn: () => void): string {
   try {

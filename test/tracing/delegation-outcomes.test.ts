@@ -5,18 +5,13 @@
  */
 import { SpanStatusCode } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FrameworkConfig, MetricsCollector, SubAgent, SymfonicAgent, TenantBudgets, type AgentResponse } from '../../src/index.js';
-import { recordTelemetry, scriptedModel, type ScriptedModel, type ScriptedTurn, type TelemetryRecording } from '../../src/testing/index.js';
+import { scriptedModel, type ScriptedModel, type ScriptedTurn } from '../../src/testing/index.js';
+import { recordEachTest } from '../support/per-test.js';
 import { attr, delegationSpans, idOf, invokeSpan, parentOf } from './helpers.js';
 
-let rec: TelemetryRecording;
-beforeEach(() => {
-  rec = recordTelemetry();
-});
-afterEach(async () => {
-  await rec.shutdown();
-});
+const rec = recordEachTest();
 
 class FlakyError extends Error {
   override name = 'FlakyError';
@@ -60,6 +55,34 @@ const toolMessage = (m: ScriptedModel): string => m.calls[1]!.messages.find((x) 
 
 const childRunSpans = (spans: ReadableSpan[]) => spans.filter((s) => s.name === 'invoke_agent worker');
 
+/**
+ * The hop was refused before any child run began: `outcome` doubles as the error.type, the span
+ * is an error with no child run id, no child run span exists, and `worker` (when given) was never called.
+ */
+function expectRefusedBeforeChild(span: ReadableSpan, spans: ReadableSpan[], outcome: string, worker?: ScriptedModel): void {
+  expect(span.attributes).toMatchObject({ 'symfonic.delegation.outcome': outcome, 'error.type': outcome });
+  expect(span.attributes).not.toHaveProperty(['symfonic.delegation.child_run_id']);
+  expect(span.status.code).toBe(SpanStatusCode.ERROR);
+  expect(childRunSpans(spans)).toHaveLength(0);
+  if (worker) expect(worker.calls).toHaveLength(0);
+}
+
+/**
+ * The child run began and then failed: the span names the worker and its run id, carries `outcome`
+ * and `errorType`, and is an error. Returns the child's own run span.
+ */
+function expectChildRanAndFailed(span: ReadableSpan, spans: ReadableSpan[], outcome: string, errorType: string): ReadableSpan {
+  const child = invokeSpan(spans, 'worker');
+  expect(span.attributes).toMatchObject({
+    'symfonic.delegation.child': 'worker',
+    'symfonic.delegation.outcome': outcome,
+    'symfonic.delegation.child_run_id': attr(child, 'symfonic.run_id'),
+    'error.type': errorType,
+  });
+  expect(span.status.code).toBe(SpanStatusCode.ERROR);
+  return child;
+}
+
 describe('execute_tool run_agent outcomes', () => {
   it('delegated: child and child_run_id recorded, status not ERROR, no error.type', async () => {
     const { response, span, spans, parentModel } = await delegateOnce({ call: { name: 'worker', task: 'work' } });
@@ -85,29 +108,16 @@ describe('execute_tool run_agent outcomes', () => {
     });
     expect(response.finalResponse).toBe('parent answer');
     expect(response.delegatedTo).toEqual([]);
-    expect(span.attributes).toMatchObject({
-      'symfonic.delegation.child': 'worker',
-      'symfonic.delegation.outcome': 'refused_depth',
-      'error.type': 'refused_depth',
-    });
-    expect(span.attributes).not.toHaveProperty(['symfonic.delegation.child_run_id']);
-    expect(span.status.code).toBe(SpanStatusCode.ERROR);
-    expect(childRunSpans(spans)).toHaveLength(0);
-    expect(worker.calls).toHaveLength(0);
+    expect(span.attributes).toMatchObject({ 'symfonic.delegation.child': 'worker' });
+    expectRefusedBeforeChild(span, spans, 'refused_depth', worker);
     expect(toolMessage(parentModel)).toMatch(/depth/i);
   });
 
   it('unknown_child: a name not in the roster; the model reads the names that exist', async () => {
     const { response, span, spans, parentModel } = await delegateOnce({ call: { name: 'nobody', task: 'work' } });
     expect(response.finalResponse).toBe('parent answer');
-    expect(span.attributes).toMatchObject({
-      'symfonic.delegation.child': 'nobody',
-      'symfonic.delegation.outcome': 'unknown_child',
-      'error.type': 'unknown_child',
-    });
-    expect(span.attributes).not.toHaveProperty(['symfonic.delegation.child_run_id']);
-    expect(span.status.code).toBe(SpanStatusCode.ERROR);
-    expect(childRunSpans(spans)).toHaveLength(0);
+    expect(span.attributes).toMatchObject({ 'symfonic.delegation.child': 'nobody' });
+    expectRefusedBeforeChild(span, spans, 'unknown_child');
     expect(toolMessage(parentModel)).toContain('"nobody"');
     expect(toolMessage(parentModel)).toContain('"worker"');
   });
@@ -119,14 +129,7 @@ describe('execute_tool run_agent outcomes', () => {
     });
     expect(response.finalResponse).toBe('parent answer');
     expect(response.delegatedTo).toEqual(['worker']);
-    const child = invokeSpan(spans, 'worker');
-    expect(span.attributes).toMatchObject({
-      'symfonic.delegation.child': 'worker',
-      'symfonic.delegation.outcome': 'child_error',
-      'symfonic.delegation.child_run_id': attr(child, 'symfonic.run_id'),
-      'error.type': 'FlakyError',
-    });
-    expect(span.status.code).toBe(SpanStatusCode.ERROR);
+    const child = expectChildRanAndFailed(span, spans, 'child_error', 'FlakyError');
     expect(child.status.code).toBe(SpanStatusCode.ERROR);
     expect(attr(child, 'error.type')).toBe('FlakyError');
     expect(toolMessage(parentModel)).toContain('model fell over');
@@ -143,14 +146,7 @@ describe('execute_tool run_agent outcomes', () => {
     });
     const { response, span, spans, parentModel } = await delegateOnce({ call: { name: 'worker', task: 'work' }, child });
     expect(response.finalResponse).toBe('parent answer');
-    const childSpan = invokeSpan(spans, 'worker');
-    expect(span.attributes).toMatchObject({
-      'symfonic.delegation.child': 'worker',
-      'symfonic.delegation.outcome': 'budget_exceeded',
-      'symfonic.delegation.child_run_id': attr(childSpan, 'symfonic.run_id'),
-      'error.type': 'BudgetExceededError',
-    });
-    expect(span.status.code).toBe(SpanStatusCode.ERROR);
+    expectChildRanAndFailed(span, spans, 'budget_exceeded', 'BudgetExceededError');
     expect(childModel.calls).toHaveLength(0);
     expect(toolMessage(parentModel)).toContain('acme');
   });
@@ -163,14 +159,7 @@ describe('execute_tool run_agent outcomes', () => {
       config: new FrameworkConfig({ agent: { childTimeoutMs: 50 } }),
     });
     expect(response.finalResponse).toBe('parent answer');
-    const child = invokeSpan(spans, 'worker');
-    expect(span.attributes).toMatchObject({
-      'symfonic.delegation.child': 'worker',
-      'symfonic.delegation.outcome': 'aborted',
-      'symfonic.delegation.child_run_id': attr(child, 'symfonic.run_id'),
-      'error.type': 'TimeoutError',
-    });
-    expect(span.status.code).toBe(SpanStatusCode.ERROR);
+    const child = expectChildRanAndFailed(span, spans, 'aborted', 'TimeoutError');
     expect(child.status.code).toBe(SpanStatusCode.ERROR);
     expect(toolMessage(parentModel)).toMatch(/timed out/);
   }, 10_000);
@@ -179,13 +168,9 @@ describe('execute_tool run_agent outcomes', () => {
     const worker = scriptedModel(['never']);
     const { response, span, spans, parentModel } = await delegateOnce({ call: '{"name": "worker", "task": ', child: worker });
     expect(response.finalResponse).toBe('parent answer');
-    expect(span.attributes).toMatchObject({ 'symfonic.delegation.outcome': 'invalid_request', 'error.type': 'invalid_request' });
+    expectRefusedBeforeChild(span, spans, 'invalid_request', worker);
     // No name could be read from the arguments, so none is claimed.
     expect(span.attributes).not.toHaveProperty(['symfonic.delegation.child']);
-    expect(span.attributes).not.toHaveProperty(['symfonic.delegation.child_run_id']);
-    expect(span.status.code).toBe(SpanStatusCode.ERROR);
-    expect(childRunSpans(spans)).toHaveLength(0);
-    expect(worker.calls).toHaveLength(0);
     expect(toolMessage(parentModel)).toMatch(/not valid JSON/);
   });
 
@@ -194,15 +179,8 @@ describe('execute_tool run_agent outcomes', () => {
     const { response, span, spans, parentModel } = await delegateOnce({ call: { name: 'worker', task: '   ' }, child: worker });
     expect(response.finalResponse).toBe('parent answer');
     expect(response.delegatedTo).toEqual([]);
-    expect(span.attributes).toMatchObject({
-      'symfonic.delegation.child': 'worker',
-      'symfonic.delegation.outcome': 'invalid_request',
-      'error.type': 'invalid_request',
-    });
-    expect(span.attributes).not.toHaveProperty(['symfonic.delegation.child_run_id']);
-    expect(span.status.code).toBe(SpanStatusCode.ERROR);
-    expect(childRunSpans(spans)).toHaveLength(0);
-    expect(worker.calls).toHaveLength(0);
+    expect(span.attributes).toMatchObject({ 'symfonic.delegation.child': 'worker' });
+    expectRefusedBeforeChild(span, spans, 'invalid_request', worker);
     expect(toolMessage(parentModel)).toMatch(/empty/);
   });
 

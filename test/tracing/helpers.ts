@@ -1,12 +1,9 @@
 /**
- * Shared builders for the tracing suite: a three-level delegation tree on scripted models, a
- * barrier that proves concurrency without timing, a pino stream that keeps its lines, and a few
- * lookups over finished spans.
+ * Shared builders for the tracing suite: a three-level delegation tree on scripted models and a
+ * few lookups over finished spans.
  */
-import { Writable } from 'node:stream';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { z } from 'zod';
-import { pino } from 'pino';
 import { defineTool, FrameworkConfig, MetricsCollector, priceTable, SubAgent, SymfonicAgent, type Logger, type Tool } from '../../src/index.js';
 import { scriptedModel, type ScriptedModel, type ScriptedTurn } from '../../src/testing/index.js';
 import type { ModelRequest } from '../../src/index.js';
@@ -104,45 +101,6 @@ export function threeLevelTree(o: TreeOptions = {}) {
     ...shared,
   });
   return { assistant, researcher, fetcher };
-}
-
-/**
- * Resolves for every caller once `n` have arrived. Used inside model calls: when the runs are
- * truly concurrent all arrive; if they were serialised, the first would wait for the rest
- * forever, so it gives up after a generous bound and fails the run instead of hanging the test.
- */
-export function barrier(n: number, boundMs = 5_000): () => Promise<void> {
-  let arrived = 0;
-  let open!: () => void;
-  const all = new Promise<void>((resolve) => (open = resolve));
-  return () => {
-    arrived += 1;
-    if (arrived === n) open();
-    let timer: NodeJS.Timeout;
-    const bound = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`barrier: only ${arrived} of ${n} arrived; the calls did not run concurrently`)), boundMs);
-    });
-    return Promise.race([all, bound]).finally(() => clearTimeout(timer));
-  };
-}
-
-/** A pino destination that keeps every line, parsed. */
-export function collectingLogger(level: string = 'debug'): { logger: Logger; lines: () => Record<string, unknown>[] } {
-  const raw: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer | string, _enc, cb) {
-      raw.push(chunk.toString());
-      cb();
-    },
-  });
-  const logger = pino({ level }, stream);
-  const lines = () =>
-    raw
-      .join('')
-      .split('\n')
-      .filter((l) => l.trim() !== '')
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
-  return { logger, lines };
 }
 
 // ---------------------------------------------------------------------------------------------

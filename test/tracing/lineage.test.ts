@@ -3,7 +3,7 @@
  * broken one invariant at a time: a checker that passes everything proves nothing, so each
  * invariant is shown to be caught, by name, naming the run that broke it.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SubAgent, SymfonicAgent } from '../../src/index.js';
 import { toSpanRecords } from '../../src/observability/run-tree.js';
 import {
@@ -11,21 +11,14 @@ import {
   checkLineage,
   delegationTree,
   LineageError,
-  recordTelemetry,
   scriptedModel,
   type RunNode,
   type SpanRecord,
-  type TelemetryRecording,
 } from '../../src/testing/index.js';
+import { recordEachTest } from '../support/per-test.js';
 import { pricedCollector, ROOT_QUERY, threeLevelTree, USAGE } from './helpers.js';
 
-let rec: TelemetryRecording;
-beforeEach(() => {
-  rec = recordTelemetry();
-});
-afterEach(async () => {
-  await rec.shutdown();
-});
+const rec = recordEachTest();
 
 /** A span record whose attributes a test may break. */
 type Editable = Omit<SpanRecord, 'attributes'> & { attributes: Record<string, unknown> };

@@ -5,28 +5,25 @@
  */
 import fs from 'node:fs';
 import { pino } from 'pino';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SubAgent, SymfonicAgent } from '../../src/index.js';
-import { recordTelemetry, scriptedModel, type TelemetryRecording } from '../../src/testing/index.js';
-import { collectingLogger, invokeSpan, ROOT_QUERY, threeLevelTree } from './helpers.js';
+import { scriptedModel } from '../../src/testing/index.js';
+import { collectingLogger } from '../support/logging.js';
+import { recordEachTest } from '../support/per-test.js';
+import { invokeSpan, ROOT_QUERY, threeLevelTree } from './helpers.js';
 
-let rec: TelemetryRecording;
-beforeEach(() => {
-  rec = recordTelemetry();
-});
-afterEach(async () => {
+const rec = recordEachTest();
+afterEach(() => {
   vi.restoreAllMocks();
-  await rec.shutdown();
 });
 
 const LINEAGE_FIELDS = ['run_id', 'root_run_id', 'parent_run_id', 'tenant_id', 'trace_id', 'span_id'];
 
 describe('pino log lines', () => {
   it("every run's lines carry its lineage and its invoke_agent span's trace_id and span_id", async () => {
-    const { logger, lines } = collectingLogger('debug');
+    const { logger, lines: all } = collectingLogger('debug');
     const { assistant } = threeLevelTree({ logger });
     const response = await assistant.run(ROOT_QUERY, { scope: { tenantId: 'acme' } });
-    const all = lines();
     expect(all.length).toBeGreaterThan(0);
     for (const line of all) {
       for (const f of LINEAGE_FIELDS) expect(line, `line "${String(line.msg)}" lacks ${f}`).toHaveProperty([f]);
@@ -64,7 +61,7 @@ describe('pino log lines', () => {
     const { assistant } = threeLevelTree({ logger });
     await assistant.run(ROOT_QUERY, { scope: { tenantId: 'acme' } });
     const fetcher = invokeSpan(rec.spans(), 'fetcher');
-    const toolLines = lines().filter((l) => l.msg === 'lookup called');
+    const toolLines = lines.filter((l) => l.msg === 'lookup called');
     expect(toolLines).toHaveLength(1);
     expect(toolLines[0]).toMatchObject({
       level: 30,
@@ -75,14 +72,14 @@ describe('pino log lines', () => {
       span_id: fetcher.spanContext().spanId,
     });
     // info level: the debug run-start/finish lines are filtered out by pino itself
-    expect(lines().some((l) => l.msg === 'run started')).toBe(false);
+    expect(lines.some((l) => l.msg === 'run started')).toBe(false);
   });
 
   it('a run without a scope logs tenant_id null rather than leaving it out', async () => {
     const { logger, lines } = collectingLogger('debug');
     const agent = new SymfonicAgent({ name: 'solo', modelProvider: scriptedModel(['hi']), logger });
     const r = await agent.run('hello');
-    const mine = lines().filter((l) => l.run_id === r.runId);
+    const mine = lines.filter((l) => l.run_id === r.runId);
     expect(mine.length).toBeGreaterThan(0);
     for (const l of mine) expect(l).toMatchObject({ tenant_id: null, parent_run_id: null, root_run_id: r.runId });
   });

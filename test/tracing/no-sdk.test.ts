@@ -8,7 +8,8 @@ import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { defineTool, SubAgent, SymfonicAgent } from '../../src/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
-import { collectingLogger, costOf, pricedCollector, ROOT_QUERY, threeLevelTree, USAGE } from './helpers.js';
+import { collectingLogger } from '../support/logging.js';
+import { costOf, pricedCollector, ROOT_QUERY, threeLevelTree, USAGE } from './helpers.js';
 
 describe('with no SDK registered', () => {
   it('the API gives non-recording spans', () => {
@@ -33,11 +34,11 @@ describe('with no SDK registered', () => {
     expect(response.totalUsage).toMatchObject(total);
     expect(response.totalCostUsd).toBeCloseTo(costOf(total), 12);
     // lineage still reaches the logs: three runs, each naming the root
-    const runIds = new Set(lines().map((l) => l.run_id));
+    const runIds = new Set(lines.map((l) => l.run_id));
     expect(runIds.size).toBe(3);
-    for (const l of lines()) expect(l.root_run_id).toBe(response.runId);
+    for (const l of lines) expect(l.root_run_id).toBe(response.runId);
     // No span, no trace: all-zero placeholder ids would only send a reader looking for nothing.
-    for (const l of lines()) {
+    for (const l of lines) {
       expect(l).not.toHaveProperty('trace_id');
       expect(l).not.toHaveProperty('span_id');
     }

@@ -9,9 +9,11 @@ import { gunzipSync } from 'node:zlib';
 import { trace } from '@opentelemetry/api';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkLineage, fromOtlpJson, type SpanRecord } from '../../src/observability/run-tree.js';
+import type { Logger } from '../../src/index.js';
 import { startTelemetry, type TelemetryHandle } from '../../src/telemetry/index.js';
 import { recordTelemetry } from '../../src/testing/index.js';
-import { collectingLogger, ROOT_QUERY, threeLevelTree } from './helpers.js';
+import { collectingLogger } from '../support/logging.js';
+import { ROOT_QUERY, threeLevelTree } from './helpers.js';
 
 interface Received {
   url: string;
@@ -81,6 +83,20 @@ afterEach(async () => {
   collector = undefined;
 });
 
+/**
+ * Exports to the collector on `port` (1 s export timeout) and runs the three-level tree, which
+ * must come back with its answer whatever the collector does. The handle is also left in `handle`
+ * for afterEach to shut down.
+ */
+async function runExportingTo(port: number, logger: Logger): Promise<TelemetryHandle> {
+  const started = startTelemetry({ serviceName: 'tracing-suite', otlpEndpoint: `http://127.0.0.1:${port}`, exportTimeoutMs: 1000, logger });
+  handle = started;
+  const { assistant } = threeLevelTree();
+  const response = await assistant.run(ROOT_QUERY, { scope: { tenantId: 'acme' } });
+  expect(response.finalResponse).toBe('Paris is sunny today.');
+  return started;
+}
+
 describe('startTelemetry with an OTLP/HTTP collector', () => {
   it('exports every span of a three-level tree as OTLP/JSON, with links and lineage intact', async () => {
     collector = await fakeCollector();
@@ -146,21 +162,18 @@ describe('startTelemetry with an OTLP/HTTP collector', () => {
     });
     expect(run('assistant').attributes).not.toHaveProperty(['symfonic.parent_run_id']);
     expect(checkLineage(records)).toEqual([]);
-    expect(lines().filter((l) => (l.level as number) >= 40)).toEqual([]);
+    expect(lines.filter((l) => (l.level as number) >= 40)).toEqual([]);
   });
 
   it('with the collector down, the run resolves and shutdown ends within its export timeout, reporting the failure', async () => {
     const port = await deadPort();
     const { logger, lines } = collectingLogger('warn');
-    handle = startTelemetry({ serviceName: 'tracing-suite', otlpEndpoint: `http://127.0.0.1:${port}`, exportTimeoutMs: 1000, logger });
-    const { assistant } = threeLevelTree();
-    const response = await assistant.run(ROOT_QUERY, { scope: { tenantId: 'acme' } });
-    expect(response.finalResponse).toBe('Paris is sunny today.');
+    const telemetry = await runExportingTo(port, logger);
     const t0 = performance.now();
-    await handle.shutdown();
+    await telemetry.shutdown();
     const took = performance.now() - t0;
     expect(took).toBeLessThan(3000);
-    const warnings = lines().filter((l) => (l.level as number) >= 40);
+    const warnings = lines.filter((l) => (l.level as number) >= 40);
     expect(warnings.length, 'the export failure was reported to the logger').toBeGreaterThan(0);
     expect(JSON.stringify(warnings)).toMatch(/ECONNREFUSED|timed out|timeout/i);
   }, 10_000);
@@ -173,13 +186,9 @@ describe('startTelemetry with an OTLP/HTTP collector', () => {
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const port = (silent.address() as AddressInfo).port;
     try {
-      const { logger } = collectingLogger('warn');
-      handle = startTelemetry({ serviceName: 'tracing-suite', otlpEndpoint: `http://127.0.0.1:${port}`, exportTimeoutMs: 1000, logger });
-      const { assistant } = threeLevelTree();
-      const response = await assistant.run(ROOT_QUERY, { scope: { tenantId: 'acme' } });
-      expect(response.finalResponse).toBe('Paris is sunny today.');
+      const telemetry = await runExportingTo(port, collectingLogger('warn').logger);
       const t0 = performance.now();
-      await handle.shutdown();
+      await telemetry.shutdown();
       expect(performance.now() - t0).toBeLessThan(3000);
     } finally {
       for (const s of sockets) s.destroy();
@@ -190,14 +199,11 @@ describe('startTelemetry with an OTLP/HTTP collector', () => {
   it('a collector answering 500 does not fail the run, and the failure is reported', async () => {
     collector = await fakeCollector(500);
     const { logger, lines } = collectingLogger('warn');
-    handle = startTelemetry({ serviceName: 'tracing-suite', otlpEndpoint: `http://127.0.0.1:${collector.port}`, exportTimeoutMs: 1000, logger });
-    const { assistant } = threeLevelTree();
-    const response = await assistant.run(ROOT_QUERY, { scope: { tenantId: 'acme' } });
-    expect(response.finalResponse).toBe('Paris is sunny today.');
-    await expect(handle.shutdown()).resolves.toBeUndefined();
+    const telemetry = await runExportingTo(collector.port, logger);
+    await expect(telemetry.shutdown()).resolves.toBeUndefined();
     // the spans were offered, and refused
     expect(collector.received.filter((r) => r.url === '/v1/traces').length).toBeGreaterThan(0);
-    expect(lines().filter((l) => (l.level as number) >= 40).length).toBeGreaterThan(0);
+    expect(lines.filter((l) => (l.level as number) >= 40).length).toBeGreaterThan(0);
   }, 10_000);
 
   it('OTEL_SDK_DISABLED=true: a handle with tracesUrl null, and no SDK registered', async () => {

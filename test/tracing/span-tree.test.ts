@@ -5,12 +5,12 @@
  */
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FrameworkConfig, SubAgent, SymfonicAgent } from '../../src/index.js';
-import { recordTelemetry, type TelemetryRecording } from '../../src/testing/index.js';
+import { barrier } from '../support/async.js';
+import { recordEachTest } from '../support/per-test.js';
 import {
   attr,
-  barrier,
   costOf,
   delegationSpans,
   idOf,
@@ -26,13 +26,7 @@ import {
   USAGE,
 } from './helpers.js';
 
-let rec: TelemetryRecording;
-beforeEach(() => {
-  rec = recordTelemetry();
-});
-afterEach(async () => {
-  await rec.shutdown();
-});
+const rec = recordEachTest();
 
 const LINEAGE_KEYS = ['symfonic.run_id', 'symfonic.root_run_id', 'symfonic.agent_depth', 'symfonic.tenant_id'];
 const add = (a: { inputTokens: number; outputTokens: number }, b: { inputTokens: number; outputTokens: number }) => ({
@@ -214,7 +208,7 @@ describe('concurrency', () => {
             providerName: 'scripted',
             modelName: 'scripted-model',
             async generate() {
-              await gate();
+              await gate.arrive();
               return { text: `${name} done`, toolCalls: [], finishReason: 'stop' };
             },
           },
@@ -271,7 +265,7 @@ describe('concurrency', () => {
         providerName: 'scripted',
         modelName: 'scripted-model',
         async generate(req) {
-          await childrenMet();
+          await childrenMet.arrive();
           return { text: `helped with: ${req.messages[0]!.content}`, toolCalls: [], finishReason: 'stop' };
         },
       },
@@ -279,7 +273,7 @@ describe('concurrency', () => {
     const root = new SymfonicAgent({
       name: 'front',
       modelProvider: toolThenAnswer([{ name: 'run_agent', arguments: { name: 'helper', task: 'assist' }, id: 'c1' }], 'front done', {
-        gate: () => rootsMet(),
+        gate: () => rootsMet.arrive(),
       }),
       subAgents: [new SubAgent({ name: 'helper', agent: helperAgent, description: 'helps' })],
     });
