@@ -124,8 +124,10 @@ export class MetricsCollector {
   private readonly runs = new Map<string, RunEntry>();
   private readonly tenants = new Map<string, TenantFigures>();
   private readonly instruments: InstrumentSource;
-  private readonly priceCache = new Map<string, ModelPrice | null>();
+  // By provider, then model: a lookup on every model call, so no key string is built for it.
+  private readonly priceCache = new Map<string, Map<string, ModelPrice | null>>();
   private readonly callAttributes = new Map<string, CallAttributes>();
+  private lastCallAttributes: { providerName: string; requestModel: string; responseModel: string | undefined; attributes: CallAttributes } | undefined;
 
   constructor(options: MetricsCollectorOptions = {}) {
     this.prices = options.prices ?? defaultPrices();
@@ -192,11 +194,15 @@ export class MetricsCollector {
   }
 
   private priceFor(providerName: string, modelName: string): ModelPrice | null {
-    const key = providerName + '\u0000' + modelName;
-    let p = this.priceCache.get(key);
+    let byModel = this.priceCache.get(providerName);
+    if (byModel === undefined) {
+      byModel = new Map();
+      this.priceCache.set(providerName, byModel);
+    }
+    let p = byModel.get(modelName);
     if (p === undefined) {
       p = this.prices.price(providerName, modelName);
-      this.priceCache.set(key, p);
+      byModel.set(modelName, p);
     }
     return p;
   }
@@ -279,6 +285,11 @@ export class MetricsCollector {
    * docs/benchmarks.md). The cache is bounded, since response model names come from providers.
    */
   private callAttributesFor(outcome: CallOutcome): CallAttributes {
+    // Most processes call one model over and over: the last set answers without a key string.
+    const last = this.lastCallAttributes;
+    if (last !== undefined && last.providerName === outcome.providerName && last.requestModel === outcome.requestModel && last.responseModel === outcome.responseModel) {
+      return last.attributes;
+    }
     const key = outcome.providerName + '\u0000' + outcome.requestModel + (outcome.responseModel === undefined ? '\u0001' : '\u0000' + outcome.responseModel);
     let a = this.callAttributes.get(key);
     if (a === undefined) {
@@ -292,6 +303,7 @@ export class MetricsCollector {
       if (this.callAttributes.size >= MAX_CACHED_ATTRIBUTE_SETS) this.callAttributes.clear();
       this.callAttributes.set(key, a);
     }
+    this.lastCallAttributes = { providerName: outcome.providerName, requestModel: outcome.requestModel, responseModel: outcome.responseModel, attributes: a };
     return a;
   }
 
