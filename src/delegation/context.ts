@@ -46,39 +46,45 @@ export class DelegationContext {
   }
 
   /**
-   * Waits for one of the run's `limit` delegation slots. Past the limit calls queue in arrival
-   * order, so a model that asks for a hundred children cannot start a hundred at once.
+   * Takes one of the run's `limit` delegation slots: at once (the release function) when one is
+   * free, else a promise of it. Past the limit calls queue in arrival order, so a model that asks
+   * for a hundred children cannot start a hundred at once. The free-slot path returns no promise,
+   * because it is every delegation's path and a promise would cost each hop a microtask.
    */
-  async acquire(runId: string, limit: number, signal: AbortSignal): Promise<() => void> {
+  acquire(runId: string, limit: number, signal: AbortSignal): (() => void) | Promise<() => void> {
     const s = this.state(runId);
-    if (s.active >= limit) {
-      await new Promise<void>((resolve, reject) => {
-        const onAbort = () => {
-          const i = s.waiting.indexOf(grant);
-          if (i >= 0) s.waiting.splice(i, 1);
-          reject(signal.reason);
-        };
-        const grant = () => {
-          signal.removeEventListener('abort', onAbort);
-          resolve();
-        };
-        if (signal.aborted) return onAbort();
-        signal.addEventListener('abort', onAbort, { once: true });
-        s.waiting.push(grant);
-      });
-    } else {
+    if (s.active < limit) {
       s.active++;
+      return releaser(s);
     }
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const next = s.waiting.shift();
-      // The slot passes straight to the next waiter, so `active` only drops when nobody waits.
-      if (next) next();
-      else s.active--;
-    };
+    return new Promise<() => void>((resolve, reject) => {
+      const onAbort = () => {
+        const i = s.waiting.indexOf(grant);
+        if (i >= 0) s.waiting.splice(i, 1);
+        reject(signal.reason);
+      };
+      const grant = () => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(releaser(s));
+      };
+      if (signal.aborted) return onAbort();
+      signal.addEventListener('abort', onAbort, { once: true });
+      s.waiting.push(grant);
+    });
   }
+
 }
 
 const EMPTY: readonly string[] = Object.freeze([]);
+
+/** Gives the slot back once; it passes straight to the next waiter, so `active` drops only when nobody waits. */
+function releaser(s: RunDelegations): () => void {
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    const next = s.waiting.shift();
+    if (next) next();
+    else s.active--;
+  };
+}

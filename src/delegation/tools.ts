@@ -127,7 +127,8 @@ export class DelegationTools {
     if (ctx.span?.isRecording()) ctx.span.setAttribute(ATTR.delegationChildRunId, childRunId);
     let release: () => void;
     try {
-      release = await this.context.acquire(ctx.runId, this.maxConcurrentDelegations, ctx.signal);
+      const slot = this.context.acquire(ctx.runId, this.maxConcurrentDelegations, ctx.signal);
+      release = typeof slot === 'function' ? slot : await slot;
     } catch {
       this.finish(ctx, name, new Refusal('aborted', `the run was aborted before "${name}" could start.`, 'AbortError'));
       throw abortErrorFrom(ctx.signal);
@@ -207,7 +208,10 @@ export class DelegationTools {
         span.setStatus({ code: SpanStatusCode.ERROR, message: result.message });
       }
     }
-    ctx.metricsCollector?.recordDelegation(name || '(invalid)', outcome);
+    // A name the roster does not hold came from the model, and could be anything: as a metric
+    // label it would make a new series per hallucination. The span keeps the real name.
+    const label = outcome === 'unknown_child' ? '(unknown)' : name === '' ? '(invalid)' : name;
+    ctx.metricsCollector?.recordDelegation(label, outcome);
     if (typeof result !== 'string') ctx.logger.debug({ child: name, outcome }, 'delegation did not complete');
     return typeof result === 'string' ? result : result.message;
   }

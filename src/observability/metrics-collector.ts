@@ -127,6 +127,7 @@ export class MetricsCollector {
   // By provider, then model: a lookup on every model call, so no key string is built for it.
   private readonly priceCache = new Map<string, Map<string, ModelPrice | null>>();
   private readonly callAttributes = new Map<string, CallAttributes>();
+  private readonly tenantAttributeSets = new Map<string, Record<string, string>>();
   private lastCallAttributes: { providerName: string; requestModel: string; responseModel: string | undefined; attributes: CallAttributes } | undefined;
 
   constructor(options: MetricsCollectorOptions = {}) {
@@ -179,13 +180,28 @@ export class MetricsCollector {
     return entry;
   }
 
-  /** Closes the run's own entry, and nothing else. Idempotent. */
+  /**
+   * Closes the run's own entry, and nothing else. Idempotent. The run's priced spend goes to the
+   * tenant cost counter here, once a run rather than once a model call: a counter only needs
+   * the sum, and each measurement costs the metrics SDK an attribute hash.
+   */
   endRun(entry: RunEntry): RunFigures {
     if (entry.open) {
       entry.open = false;
       if (this.runs.get(entry.runId) === entry) this.runs.delete(entry.runId);
+      if (entry.tenantId !== null && entry.ownCost > 0) this.instruments.get().tenantCost.add(entry.ownCost, this.tenantAttributes(entry.tenantId));
     }
     return figuresOf(entry);
+  }
+
+  /** `{ symfonic.tenant_id }`, made once a tenant: measured at the end of every run. */
+  private tenantAttributes(tenantId: string): Record<string, string> {
+    let a = this.tenantAttributeSets.get(tenantId);
+    if (a === undefined) {
+      a = { [ATTR.tenantId]: tenantId };
+      this.tenantAttributeSets.set(tenantId, a);
+    }
+    return a;
   }
 
   /** Whether `childRunId` opened in this collector as a child of `entry`. */
@@ -276,7 +292,6 @@ export class MetricsCollector {
     inst.operationDuration.record(outcome.durationS, attrs.duration);
     inst.tokenUsage.record(usage.inputTokens, attrs.input);
     inst.tokenUsage.record(usage.outputTokens, attrs.output);
-    if (entry.tenantId !== null && cost !== null && cost > 0) inst.tenantCost.add(cost, { [ATTR.tenantId]: entry.tenantId });
   }
 
   /**

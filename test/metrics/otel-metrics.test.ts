@@ -116,6 +116,6 @@ describe('metrics', () => {
     // symfonic.delegations by child and outcome.
     const delegations = counterPoints(metricNamed(all, 'symfonic.delegations'));
     const byKey = Object.fromEntries(delegations.map((p) => [`${String(p.attributes['symfonic.delegation.child'])}/${String(p.attributes['symfonic.delegation.outcome'])}`, p.value]));
-    expect(byKey).toEqual({ 'helper/delegated': 2, 'ghost/unknown_child': 1, 'breaker/child_error': 1 });
+    expect(byKey).toEqual({ 'helper/delegated': 2, '(unknown)/unknown_child': 1, 'breaker/child_error': 1 });
   });
 });
