@@ -5,13 +5,13 @@ import { ConfigurationError, MaxTurnsExceededError, SymfonicError, abortErrorFro
 import { newRunId } from '../core/ids.js';
 import type { Scope } from '../core/scope.js';
 import { estimateTokens, type Usage } from '../core/usage.js';
-import type { DelegationCapability } from '../delegation/delegation-capability.js';
+import type { DelegationContext } from '../delegation/context.js';
 import type { DelegationCallContext } from '../delegation/tools.js';
 import type { Message, ModelProvider, ModelRequest, ModelResponse, ToolCall, ToolDefinition } from '../model/types.js';
 import { ATTR, OPERATION, SPAN_EVENT, TRACER_NAME } from '../observability/attributes.js';
 import type { LogBindings } from '../observability/logger.js';
 import { inputMessagesJson, outputMessagesJson, systemInstructionsJson } from '../observability/content.js';
-import { defaultMetricsCollector, type CallTicket, type MetricsCollector, type RunEntry, type RunFigures } from '../observability/metrics-collector.js';
+import { defaultMetricsCollector, markAccounted, type CallTicket, type MetricsCollector, type RunEntry, type RunFigures } from '../observability/metrics-collector.js';
 import type { Tool } from '../tool/define-tool.js';
 import { parseToolInput, toolResultText } from '../tool/tool-input.js';
 import type { AgentResponse } from './agent-response.js';
@@ -33,7 +33,8 @@ export interface AgentCore {
   readonly config: FrameworkConfig;
   readonly metricsCollector: MetricsCollector | undefined;
   readonly logger: Logger;
-  readonly delegation: DelegationCapability | undefined;
+  /** Per-run delegation state of the agent's run_agent tool, closed as each run ends. */
+  readonly delegationContext: DelegationContext | undefined;
 }
 
 function isThenable(v: unknown): v is PromiseLike<unknown> {
@@ -65,7 +66,27 @@ function checkResponse(providerName: string, r: unknown): ModelResponse {
         `({ text: string, toolCalls: ToolCall[], finishReason, usage? }). Fix the provider's generate().`,
     );
   }
+  if (res.usage !== undefined && !usageIsSound(res.usage)) {
+    // A count that is missing, negative or not a number would poison every sum it joins, and a
+    // NaN in a tenant's ledger makes every budget comparison false, so no limit would hold again.
+    // The call is estimated instead, and marked so.
+    const { usage: _dropped, ...rest } = res as ModelResponse;
+    return rest;
+  }
   return res as ModelResponse;
+}
+
+const isCount = (n: unknown): boolean => typeof n === 'number' && Number.isFinite(n) && n >= 0;
+
+function usageIsSound(u: unknown): boolean {
+  const usage = u as Partial<Usage> | null;
+  return (
+    typeof usage === 'object' &&
+    usage !== null &&
+    isCount(usage.inputTokens) &&
+    isCount(usage.outputTokens) &&
+    (usage.cacheReadInputTokens === undefined || isCount(usage.cacheReadInputTokens))
+  );
 }
 
 /**
@@ -204,7 +225,7 @@ export async function executeRun(core: AgentCore, query: string, run: ResolvedRu
         estimateInputTokens: () => estimateInput(request, core.toolDefinitionChars),
         maxTokens: request.maxTokens,
       });
-      ticket = pending instanceof Promise ? await pending : pending;
+      ticket = isThenable(pending) ? await pending : pending;
     } catch (error) {
       failSpan(chat, error);
       chat.end();
@@ -286,7 +307,11 @@ export async function executeRun(core: AgentCore, query: string, run: ResolvedRu
     const input = parseToolInput(tool, call.arguments);
     if (!input.ok) {
       failSpan(toolSpan, new Error(input.problem), 'invalid_arguments');
-      tool.onInvalidInput?.(input.problem, ctx);
+      try {
+        tool.onInvalidInput?.(input.problem, ctx);
+      } catch {
+        // Bookkeeping for a refused call must not turn the model's mistake into a failed run.
+      }
       return done(input.problem);
     }
     try {
@@ -329,12 +354,12 @@ export async function executeRun(core: AgentCore, query: string, run: ResolvedRu
       for (const r of results) messages.push(r);
     }
     const figures = collector.endRun(entry);
-    const delegatedTo = core.delegation ? core.delegation.context.close(runId) : NO_CHILDREN;
+    const delegatedTo = core.delegationContext ? core.delegationContext.close(runId) : NO_CHILDREN;
     if (recording) setRunTotals(span, figures);
     span.end();
     const durationMs = performance.now() - started;
     if (debug) log().debug({ duration_ms: durationMs, delegated_to: delegatedTo }, 'run finished');
-    return {
+    const response: AgentResponse = {
       finalResponse: finalText,
       messages,
       runId,
@@ -348,9 +373,11 @@ export async function executeRun(core: AgentCore, query: string, run: ResolvedRu
       totalCostUsd: figures.totalCostUsd,
       durationMs,
     };
+    markAccounted(response, collector);
+    return response;
   } catch (error) {
     const figures = collector.endRun(entry);
-    core.delegation?.context.close(runId);
+    core.delegationContext?.close(runId);
     if (recording) setRunTotals(span, figures);
     failSpan(span, error);
     span.end();

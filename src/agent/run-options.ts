@@ -65,6 +65,12 @@ export function resolveRunOptions(options: RunOptions | undefined): ResolvedRun 
   if (parentRunId !== null && runId === parentRunId) {
     throw new ConfigurationError(`runId and parentRunId are both "${runId}": a run never runs under its parent's id. Omit runId and a fresh one is minted.`);
   }
+  if (parentRunId === null && rootRunId !== undefined && rootRunId !== runId) {
+    throw new ConfigurationError(
+      `rootRunId "${rootRunId}" was given for a root run (no parentRunId): a root's rootRunId is its own runId. ` +
+        `Pass parentRunId as well for a child run, or drop rootRunId.`,
+    );
+  }
   if (parentRunId !== null && rootRunId === undefined) {
     throw new ConfigurationError('parentRunId was given without rootRunId: a child run needs both to place itself in its tree.');
   }

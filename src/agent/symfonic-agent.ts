@@ -3,6 +3,7 @@ import { assembleDelegation, DelegationCapability, DELEGATION_CAPABILITY } from 
 import { ChildLifecycle } from '../delegation/lifecycle.js';
 import { DelegationRoster, type RosterEntry } from '../delegation/roster.js';
 import { SubAgent, SubAgentSpec } from '../delegation/sub-agent.js';
+import { delegationToolsOf } from '../delegation/tools.js';
 import { withoutWriteSurface } from '../delegation/write-surface.js';
 import type { ModelProvider, ToolDefinition } from '../model/types.js';
 import { silentLogger, type Logger } from '../observability/logger.js';
@@ -100,13 +101,7 @@ export class SymfonicAgent {
         throw new ConfigurationError(`agent "${this.name}": each capability needs a name and a contribute() method.`);
       }
     }
-    let delegation: DelegationCapability | undefined;
-    if (options.subAgents !== undefined) {
-      delegation = this.buildDelegation(options.subAgents);
-      capabilities.push(delegation);
-    } else {
-      delegation = capabilities.find((c): c is DelegationCapability => c instanceof DelegationCapability);
-    }
+    if (options.subAgents !== undefined) capabilities.push(this.buildDelegation(options.subAgents));
     if (capabilities.filter((c) => c.name === DELEGATION_CAPABILITY).length > 1) {
       throw new ConfigurationError(`agent "${this.name}" has two delegation capabilities: declare children once, in subAgents or in one capability.`);
     }
@@ -133,7 +128,8 @@ export class SymfonicAgent {
       config: this.config,
       metricsCollector: this.metricsCollector,
       logger: this.logger,
-      delegation,
+      // From the run_agent tool itself, so tools composed by hand (no capability) close their state too.
+      delegationContext: byName.has('run_agent') ? delegationToolsOf(byName.get('run_agent')!)?.context : undefined,
     };
   }
 

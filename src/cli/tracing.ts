@@ -1,7 +1,7 @@
-import { context, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { pino } from 'pino';
+import { registerGlobals } from '../telemetry/register-globals.js';
 
 export interface CliTracing {
   /** The OTLP traces URL spans are exported to, or null when they stay in memory only. */
@@ -59,16 +59,12 @@ export async function startCliTracing(options: { otlpEndpoint?: string; serviceN
     // OTEL_SDK_DISABLED turned the exporter off; the picture still needs its spans.
   }
   const provider = new BasicTracerProvider({ spanProcessors: [local] });
-  const contextManager = new AsyncLocalStorageContextManager().enable();
-  if (!trace.setGlobalTracerProvider(provider) || !context.setGlobalContextManager(contextManager)) {
-    throw new Error('an OpenTelemetry SDK is already registered in this process');
-  }
+  const unregister = registerGlobals({ tracerProvider: provider, contextManager: new AsyncLocalStorageContextManager() }, 'symfonic demo');
   return {
     tracesUrl: null,
     spans: () => memory.getFinishedSpans(),
     async shutdown() {
-      trace.disable();
-      context.disable();
+      unregister();
       await provider.shutdown();
       return { exportError: null };
     },

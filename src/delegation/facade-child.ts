@@ -2,6 +2,7 @@ import { RUN_AS_CHILD } from '../core/child-run.js';
 import { ConfigurationError } from '../core/errors.js';
 import { emptyUsage, type Usage } from '../core/usage.js';
 import type { Capability } from '../tool/capability.js';
+import type { Tool } from '../tool/define-tool.js';
 import type { ChildAgent, ChildResponse, ChildRunOptions } from './child.js';
 import { DELEGATION_CAPABILITY } from './delegation-capability.js';
 
@@ -27,6 +28,12 @@ interface ResultLike {
  */
 export class FacadeChild implements ChildAgent {
   private readonly agent: FacadeLike;
+  /**
+   * The wrapped agent's tools and capabilities, visible through the adapter so the roster's
+   * write-surface rule sees what the facade could do: wrapping must not be a way around it.
+   */
+  readonly tools: readonly Tool[];
+  readonly capabilities: readonly Capability[];
 
   constructor(agent: unknown) {
     if (typeof (agent as { run?: unknown } | null)?.run !== 'function') {
@@ -45,6 +52,9 @@ export class FacadeChild implements ChildAgent {
       }
     }
     this.agent = agent as FacadeLike;
+    const tools = (agent as { tools?: unknown }).tools;
+    this.tools = Array.isArray(tools) ? (tools as Tool[]) : [];
+    this.capabilities = capabilities;
   }
 
   async run(task: string, options: ChildRunOptions): Promise<ChildResponse> {

@@ -1,6 +1,7 @@
 import { context as otelContext, type Context } from '@opentelemetry/api';
 import { ConfigurationError, DuplicateChildError, UnknownChildError } from '../core/errors.js';
 import { newRunId } from '../core/ids.js';
+import { NAME_PATTERN } from '../tool/define-tool.js';
 import type { Scope } from '../core/scope.js';
 import type { MetricsCollector } from '../observability/metrics-collector.js';
 import type { ChildAgent, ChildResponse, ChildRunOptions } from './child.js';
@@ -65,6 +66,15 @@ export class DelegationRoster {
     }
     const byName = new Map<string, RosterEntry>();
     for (const entry of entries) {
+      if (typeof entry?.name !== 'string' || !NAME_PATTERN.test(entry.name)) {
+        throw new ConfigurationError(
+          `sub-agent name ${JSON.stringify(entry?.name)} is not allowed: use 1–64 letters, digits, "_" or "-", the names a ` +
+            `model can address reliably in run_agent.`,
+        );
+      }
+      if (typeof entry.agent?.run !== 'function') {
+        throw new ConfigurationError(`sub-agent "${entry.name}": agent must be an object with an async run(task, options) method.`);
+      }
       if (byName.has(entry.name)) throw new DuplicateChildError(entry.name);
       if (!entry.sanitised) assertNoWriteSurface(entry.name, entry.agent);
       byName.set(entry.name, Object.freeze({ ...entry }));

@@ -4,7 +4,7 @@ import { raceAbort } from '../core/abort.js';
 import { BudgetExceededError, ConfigurationError, UnknownChildError, abortErrorFrom, isAbortError } from '../core/errors.js';
 import { newRunId } from '../core/ids.js';
 import { ATTR, type DelegationOutcome } from '../observability/attributes.js';
-import type { MetricsCollector, RunEntry } from '../observability/metrics-collector.js';
+import { accountedBy, type MetricsCollector, type RunEntry } from '../observability/metrics-collector.js';
 import { defineTool, type Tool } from '../tool/define-tool.js';
 import type { ToolContext } from '../tool/tool-context.js';
 import type { ChildResponse } from './child.js';
@@ -48,6 +48,13 @@ const RUN_AGENT_PARAMETERS: object = (() => {
   const { $schema: _drop, ...schema } = z.toJSONSchema(runAgentInput, { io: 'output' }) as Record<string, unknown>;
   return Object.freeze(schema);
 })();
+
+/** Which DelegationTools made a run_agent tool: an agent given the tool alone still closes its state. */
+const owners = new WeakMap<object, DelegationTools>();
+
+export function delegationToolsOf(tool: Tool): DelegationTools | undefined {
+  return owners.get(tool);
+}
 
 class Refusal {
   constructor(
@@ -99,6 +106,7 @@ export class DelegationTools {
       onInvalidInput: (problem: string, ctx: ToolContext) =>
         this.finish(ctx as DelegationCallContext, '', new Refusal('invalid_request', problem)),
     });
+    owners.set(this.runAgent, this);
     this.listAgents = defineTool({
       name: 'list_agents',
       description: 'List the sub-agents run_agent can delegate to, with what each does and when to use it.',
@@ -194,7 +202,7 @@ export class DelegationTools {
     const collector = ctx.metricsCollector;
     const entry = ctx.runEntry;
     if (!collector || !entry || collector.isOwnChild(entry, childRunId)) return;
-    if (response.totalUsage) collector.absorbChild(entry, response.totalUsage, response.totalCostUsd ?? null);
+    if (response.totalUsage) collector.absorbChild(entry, response.totalUsage, response.totalCostUsd ?? null, accountedBy(response));
   }
 
   private finish(ctx: DelegationCallContext, name: string, result: string | Refusal): string {

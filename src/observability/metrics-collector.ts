@@ -1,4 +1,4 @@
-import type { Meter } from '@opentelemetry/api';
+import { diag, type Meter } from '@opentelemetry/api';
 import { BudgetExceededError, ConfigurationError, SymfonicError } from '../core/errors.js';
 import { addUsageInto, copyUsage, emptyUsage, type Usage } from '../core/usage.js';
 import { ATTR, type DelegationOutcome } from './attributes.js';
@@ -285,7 +285,7 @@ export class MetricsCollector {
     this.rollUp(entry, usage, cost);
     if (ticket.tenantId !== null && ticket.reservationId !== undefined) {
       const settled = this.budgets!.store.settle(ticket.tenantId, ticket.reservationId, { tokens: tokensOf(usage), costUsd: cost ?? 0 }, Date.now());
-      if (isPromise(settled)) settled.catch(() => undefined);
+      if (isPromise(settled)) settled.catch(storeFailed('settle'));
     }
     const inst = this.instruments.get();
     const attrs = this.callAttributesFor(outcome);
@@ -326,7 +326,7 @@ export class MetricsCollector {
   failCall(ticket: CallTicket, outcome: CallOutcome): void {
     if (ticket.tenantId !== null && ticket.reservationId !== undefined) {
       const released = this.budgets!.store.release(ticket.tenantId, ticket.reservationId);
-      if (isPromise(released)) released.catch(() => undefined);
+      if (isPromise(released)) released.catch(storeFailed('release'));
     }
     const attrs: Record<string, string> = {
       [ATTR.operationName]: 'chat',
@@ -342,14 +342,17 @@ export class MetricsCollector {
    * collector, or a facade that keeps no ledger), so the delegator's totals, its root's and its
    * tenant's still add up. Settled after the fact: such a child was not reserved for.
    */
-  absorbChild(entry: RunEntry, usage: Usage, costUsd: number | null): void {
+  absorbChild(entry: RunEntry, usage: Usage, costUsd: number | null, childCollector?: MetricsCollector): void {
     addUsageInto(entry.total, usage);
     if (costUsd === null) entry.totalCostKnown = false;
     else entry.totalCost += costUsd;
     this.rollUp(entry, usage, costUsd);
-    if (entry.tenantId !== null && this.budgets?.limitFor(entry.tenantId)) {
+    // A child whose collector settles into this same store (one store shared by several
+    // collectors or processes) has already been charged there; charging again would count it twice.
+    const sameStore = childCollector?.budgets !== undefined && childCollector.budgets.store === this.budgets?.store;
+    if (entry.tenantId !== null && !sameStore && this.budgets?.limitFor(entry.tenantId)) {
       const settled = this.budgets.store.settle(entry.tenantId, 0, { tokens: tokensOf(usage), costUsd: costUsd ?? 0 }, Date.now());
-      if (isPromise(settled)) settled.catch(() => undefined);
+      if (isPromise(settled)) settled.catch(storeFailed('settle'));
     }
   }
 
@@ -375,6 +378,26 @@ export class MetricsCollector {
       if (cost !== null) t.costUsd += cost;
     }
   }
+}
+
+/**
+ * An asynchronous store's failed settle or release cannot reach the run that caused it (the run
+ * has its answer), so it is reported through OpenTelemetry's diagnostic logger.
+ */
+function storeFailed(operation: string): (error: unknown) => void {
+  return (error) => diag.error(`symfonic: the budget store failed to ${operation} a reservation; the tenant's figures may be off until it recovers`, error);
+}
+
+const accountedIn = new WeakMap<object, MetricsCollector>();
+
+/** Notes which collector accounted a run's response, so a delegator can tell foreign spend from its own. */
+export function markAccounted(response: object, collector: MetricsCollector): void {
+  accountedIn.set(response, collector);
+}
+
+/** The collector that accounted `response`, if a symfonic run made it. */
+export function accountedBy(response: object): MetricsCollector | undefined {
+  return accountedIn.get(response);
 }
 
 function figuresOf(e: RunEntry): RunFigures {

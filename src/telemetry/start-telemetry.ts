@@ -1,4 +1,3 @@
-import { context, diag, metrics, propagation, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator, getStringFromEnv, setGlobalErrorHandler, loggingErrorHandler } from '@opentelemetry/core';
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
@@ -9,6 +8,7 @@ import { BasicTracerProvider, BatchSpanProcessor, type SpanProcessor } from '@op
 import { pino, type Logger } from 'pino';
 import { z } from 'zod';
 import { ConfigurationError } from '../core/errors.js';
+import { registerGlobals } from './register-globals.js';
 
 export interface TelemetryOptions {
   /** `service.name` on every span; else OTEL_SERVICE_NAME; else "symfonic". */
@@ -69,22 +69,10 @@ export function startTelemetry(options: TelemetryOptions = {}): TelemetryHandle 
   const serviceName = o.serviceName ?? getStringFromEnv('OTEL_SERVICE_NAME') ?? 'symfonic';
   const timeoutMillis = o.exportTimeoutMs ?? 5000;
   const logger = options.logger ?? pino({ level: 'warn', base: { component: 'symfonic-telemetry' } }, pino.destination(2));
-  // The SDK reports failed exports through its global error handler; route them to a logger a
-  // person reads, instead of the silent diag default.
-  setGlobalErrorHandler((error) => logger.warn({ err: error }, 'telemetry export failed; runs continue unaffected'));
-
   const resource = resourceFromAttributes({ 'service.name': serviceName });
   const tracesUrl = `${base}/v1/traces`;
   const spanProcessor = new BatchSpanProcessor(new OTLPTraceExporter({ url: tracesUrl, timeoutMillis }), { exportTimeoutMillis: timeoutMillis });
   const tracerProvider = new BasicTracerProvider({ resource, spanProcessors: [spanProcessor, ...(options.spanProcessors ?? [])] });
-  const contextManager = new AsyncLocalStorageContextManager().enable();
-  if (!trace.setGlobalTracerProvider(tracerProvider) || !context.setGlobalContextManager(contextManager)) {
-    trace.disable();
-    context.disable();
-    throw new ConfigurationError('an OpenTelemetry SDK is already registered globally; call shutdown() on it before startTelemetry().');
-  }
-  propagation.setGlobalPropagator(new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }));
-
   let meterProvider: MeterProvider | undefined;
   if (o.metrics) {
     const intervalMs = typeof o.metrics === 'object' ? o.metrics.intervalMs : undefined;
@@ -98,8 +86,27 @@ export function startTelemetry(options: TelemetryOptions = {}): TelemetryHandle 
         }),
       ],
     });
-    metrics.setGlobalMeterProvider(meterProvider);
   }
+  let unregister: () => void;
+  try {
+    unregister = registerGlobals(
+      {
+        tracerProvider,
+        contextManager: new AsyncLocalStorageContextManager(),
+        propagator: new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }),
+        ...(meterProvider ? { meterProvider } : {}),
+      },
+      'startTelemetry()',
+    );
+  } catch (error) {
+    // Refused: nothing of ours is registered, and the providers' timers must not outlive us.
+    void tracerProvider.shutdown().catch(() => undefined);
+    void meterProvider?.shutdown().catch(() => undefined);
+    throw error;
+  }
+  // The SDK reports failed exports through its global error handler; route them to a logger a
+  // person reads, instead of the silent diag default.
+  setGlobalErrorHandler((error) => logger.warn({ err: error }, 'telemetry export failed; runs continue unaffected'));
 
   const withinTimeout = (work: Promise<unknown>): Promise<void> =>
     new Promise<void>((resolve) => {
@@ -126,12 +133,8 @@ export function startTelemetry(options: TelemetryOptions = {}): TelemetryHandle 
     shutdown() {
       stopped ??= (async () => {
         await withinTimeout(Promise.all([tracerProvider.shutdown(), meterProvider?.shutdown()]));
-        trace.disable();
-        context.disable();
-        propagation.disable();
-        if (meterProvider) metrics.disable();
+        unregister();
         setGlobalErrorHandler(loggingErrorHandler());
-        diag.disable();
       })();
       return stopped;
     },

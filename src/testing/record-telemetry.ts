@@ -1,9 +1,9 @@
-import { context, metrics, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { ConfigurationError } from '../core/errors.js';
 import { buildRunTree, publicRunNode, type RunNode } from '../observability/run-tree.js';
+import { registerGlobals } from '../telemetry/register-globals.js';
 import { assertLineage } from './lineage.js';
 
 export interface TelemetryRecording {
@@ -37,18 +37,10 @@ export function recordTelemetry(): TelemetryRecording {
   }
   const exporter = new InMemorySpanExporter();
   const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-  const contextManager = new AsyncLocalStorageContextManager().enable();
   const metricExporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
   const reader = new PeriodicExportingMetricReader({ exporter: metricExporter, exportIntervalMillis: 3_600_000 });
   const meterProvider = new MeterProvider({ readers: [reader] });
-  if (!trace.setGlobalTracerProvider(provider) || !context.setGlobalContextManager(contextManager) || !metrics.setGlobalMeterProvider(meterProvider)) {
-    trace.disable();
-    context.disable();
-    metrics.disable();
-    throw new ConfigurationError(
-      'another OpenTelemetry SDK is registered globally (startTelemetry, or NodeSDK); shut it down before recordTelemetry().',
-    );
-  }
+  const unregister = registerGlobals({ tracerProvider: provider, contextManager: new AsyncLocalStorageContextManager(), meterProvider }, 'recordTelemetry()');
   let closed = false;
   const recording: TelemetryRecording = {
     spans: () => exporter.getFinishedSpans(),
@@ -68,9 +60,7 @@ export function recordTelemetry(): TelemetryRecording {
     async shutdown() {
       if (closed) return;
       closed = true;
-      trace.disable();
-      context.disable();
-      metrics.disable();
+      unregister();
       active = undefined;
       await Promise.allSettled([provider.shutdown(), meterProvider.shutdown()]);
     },
