@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ConfigurationError } from '../core/errors.js';
+import { modelSettingsSchema } from '../model/model-settings.js';
 
 const agentSchema = z
   .object({
@@ -11,13 +12,7 @@ const agentSchema = z
   })
   .strict();
 
-const modelSchema = z
-  .object({
-    modelName: z.string().min(1).optional(),
-    temperature: z.number().min(0).max(2).optional(),
-    maxTokens: z.number().int().positive().optional(),
-  })
-  .strict();
+const modelSchema = modelSettingsSchema;
 
 const configSchema = z
   .object({

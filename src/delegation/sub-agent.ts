@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ConfigurationError } from '../core/errors.js';
+import { modelSettingsSchema } from '../model/model-settings.js';
 import type { ModelProvider } from '../model/types.js';
 import { NAME_PATTERN, isTool, type Tool } from '../tool/define-tool.js';
 import type { ChildAgent } from './child.js';
@@ -55,13 +56,6 @@ export interface SubAgentSpecOptions {
   domainDescription?: string;
 }
 
-const overridesSchema = z
-  .object({
-    modelName: z.string().min(1).optional(),
-    temperature: z.number().min(0).max(2).optional(),
-    maxTokens: z.number().int().positive().optional(),
-  })
-  .strict();
 
 /**
  * A child the parent builds: it inherits the parent's provider and behaviour flags, takes its
@@ -95,7 +89,7 @@ export class SubAgentSpec {
       throw new ConfigurationError(`SubAgentSpec "${this.name}": provider must be a ModelProvider (an object with generate()).`);
     }
     this.provider = options.provider;
-    const parsed = overridesSchema.safeParse({ modelName: options.modelName, temperature: options.temperature, maxTokens: options.maxTokens });
+    const parsed = modelSettingsSchema.safeParse({ modelName: options.modelName, temperature: options.temperature, maxTokens: options.maxTokens });
     if (!parsed.success) throw new ConfigurationError(`SubAgentSpec "${this.name}": ${z.prettifyError(parsed.error)}.`);
     this.modelName = parsed.data.modelName;
     this.temperature = parsed.data.temperature;
