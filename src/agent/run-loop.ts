@@ -146,12 +146,18 @@ export async function executeRun(core: AgentCore, query: string, run: ResolvedRu
 
   const span = tracer.startSpan(`${OPERATION.invokeAgent} ${core.name}`, { kind: SpanKind.INTERNAL }, parentContext);
   const recording = span.isRecording();
-  // Lineage attributes are built once per run and stamped on each of its spans.
-  let lineage: Record<string, string | number> | undefined;
+  // The attributes every chat span and every tool span of the run share are built once per run,
+  // lineage included, so each span takes them in one call.
+  let chatAttributes: Record<string, string | number> | undefined;
+  let toolAttributes: Record<string, string | number> | undefined;
   if (recording) {
-    lineage = { [ATTR.runId]: runId, [ATTR.rootRunId]: rootRunId, [ATTR.agentDepth]: run.agentDepth };
+    const lineage: Record<string, string | number> = { [ATTR.runId]: runId, [ATTR.rootRunId]: rootRunId, [ATTR.agentDepth]: run.agentDepth };
     if (run.parentRunId !== null) lineage[ATTR.parentRunId] = run.parentRunId;
     if (tenantId !== null) lineage[ATTR.tenantId] = tenantId;
+    chatAttributes = { ...lineage, [ATTR.operationName]: OPERATION.chat, [ATTR.providerName]: provider.providerName, [ATTR.requestModel]: requestModel };
+    if (settings.temperature !== undefined) chatAttributes[ATTR.requestTemperature] = settings.temperature;
+    if (settings.maxTokens !== undefined) chatAttributes[ATTR.requestMaxTokens] = settings.maxTokens;
+    toolAttributes = { ...lineage, [ATTR.operationName]: OPERATION.executeTool, [ATTR.toolType]: 'function' };
     span.setAttributes(lineage);
     span.setAttributes({
       [ATTR.operationName]: OPERATION.invokeAgent,
@@ -161,6 +167,7 @@ export async function executeRun(core: AgentCore, query: string, run: ResolvedRu
     });
   }
   const runContext: Context = trace.setSpan(parentContext, span);
+  const chatSpanName = `${OPERATION.chat} ${requestModel}`;
 
   let logger: Logger | undefined;
   const log = (): Logger => {
@@ -205,12 +212,9 @@ export async function executeRun(core: AgentCore, query: string, run: ResolvedRu
     if (settings.modelName !== undefined) request.modelName = settings.modelName;
     if (settings.temperature !== undefined) request.temperature = settings.temperature;
     if (settings.maxTokens !== undefined) request.maxTokens = settings.maxTokens;
-    const chat = tracer.startSpan(`${OPERATION.chat} ${requestModel}`, { kind: SpanKind.CLIENT }, runContext);
+    const chat = tracer.startSpan(chatSpanName, { kind: SpanKind.CLIENT }, runContext);
     if (chat.isRecording()) {
-      chat.setAttributes(lineage!);
-      chat.setAttributes({ [ATTR.operationName]: OPERATION.chat, [ATTR.providerName]: provider.providerName, [ATTR.requestModel]: requestModel });
-      if (request.temperature !== undefined) chat.setAttribute(ATTR.requestTemperature, request.temperature);
-      if (request.maxTokens !== undefined) chat.setAttribute(ATTR.requestMaxTokens, request.maxTokens);
+      chat.setAttributes(chatAttributes!);
       if (capture) {
         chat.setAttribute(ATTR.inputMessages, inputMessagesJson(request.messages));
         if (instructions !== undefined) chat.setAttribute(ATTR.systemInstructions, systemInstructionsJson(instructions));
@@ -280,14 +284,10 @@ export async function executeRun(core: AgentCore, query: string, run: ResolvedRu
     const seq = toolSeq++;
     const rec = toolSpan.isRecording();
     if (rec) {
-      toolSpan.setAttributes(lineage!);
+      toolSpan.setAttributes(toolAttributes!);
+      toolSpan.setAttribute(ATTR.toolName, call.name);
+      toolSpan.setAttribute(ATTR.toolCallId, call.id);
       toolSpan.setAttribute(ATTR.toolCallSeq, seq);
-      toolSpan.setAttributes({
-        [ATTR.operationName]: OPERATION.executeTool,
-        [ATTR.toolName]: call.name,
-        [ATTR.toolCallId]: call.id,
-        [ATTR.toolType]: 'function',
-      });
       if (capture) toolSpan.setAttribute(ATTR.toolCallArguments, call.arguments);
     }
     const done = (content: string): Message => {
