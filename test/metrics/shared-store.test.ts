@@ -3,6 +3,20 @@ import { BudgetExceededError, InMemoryBudgetStore, MetricsCollector, priceTable,
 import { scriptedModel } from '../../src/testing/index.js';
 
 const prices = priceTable({ 'scripted-model': { inputPerMTok: 1, outputPerMTok: 1 } });
+/** A parent on one collector delegating once to a child on another: 20 tokens its own, 100 the child's. */
+function parentWithForeignChild(parentCollector: MetricsCollector, childCollector: MetricsCollector): SymfonicAgent {
+  const child = new SymfonicAgent({ name: 'child', modelProvider: scriptedModel([{ text: 'c', usage: { inputTokens: 70, outputTokens: 30 } }]), metricsCollector: childCollector });
+  return new SymfonicAgent({
+    name: 'parent',
+    modelProvider: scriptedModel([
+      { toolCalls: [{ name: 'run_agent', arguments: { name: 'child', task: 'x' } }], usage: { inputTokens: 5, outputTokens: 5 } },
+      { text: 'p', usage: { inputTokens: 5, outputTokens: 5 } },
+    ]),
+    metricsCollector: parentCollector,
+    subAgents: [new SubAgent({ name: 'child', agent: child, description: 'd' })],
+  });
+}
+
 const spentTokens = (store: InMemoryBudgetStore, tenant: string) => store.usage(tenant, undefined, Date.now()).spent.tokens;
 
 describe('budget stores shared by several collectors', () => {
@@ -11,16 +25,7 @@ describe('budget stores shared by several collectors', () => {
     const limits = { t: { maxTokens: 1_000_000 } };
     const parentCollector = new MetricsCollector({ prices, budgets: new TenantBudgets({ limits, store }) });
     const childCollector = new MetricsCollector({ prices, budgets: new TenantBudgets({ limits, store }) });
-    const child = new SymfonicAgent({ name: 'child', modelProvider: scriptedModel([{ text: 'c', usage: { inputTokens: 70, outputTokens: 30 } }]), metricsCollector: childCollector });
-    const parent = new SymfonicAgent({
-      name: 'parent',
-      modelProvider: scriptedModel([
-        { toolCalls: [{ name: 'run_agent', arguments: { name: 'child', task: 'x' } }], usage: { inputTokens: 5, outputTokens: 5 } },
-        { text: 'p', usage: { inputTokens: 5, outputTokens: 5 } },
-      ]),
-      metricsCollector: parentCollector,
-      subAgents: [new SubAgent({ name: 'child', agent: child, description: 'd' })],
-    });
+    const parent = parentWithForeignChild(parentCollector, childCollector);
     const reply = await parent.run('go', { scope: { tenantId: 't' } });
     expect(reply.totalUsage.inputTokens + reply.totalUsage.outputTokens).toBe(120);
     expect(spentTokens(store, 't')).toBe(120);
@@ -31,16 +36,7 @@ describe('budget stores shared by several collectors', () => {
     const parentStore = new InMemoryBudgetStore();
     const parentCollector = new MetricsCollector({ prices, budgets: new TenantBudgets({ limits, store: parentStore }) });
     const childCollector = new MetricsCollector({ prices, budgets: new TenantBudgets({ limits }) });
-    const child = new SymfonicAgent({ name: 'child', modelProvider: scriptedModel([{ text: 'c', usage: { inputTokens: 70, outputTokens: 30 } }]), metricsCollector: childCollector });
-    const parent = new SymfonicAgent({
-      name: 'parent',
-      modelProvider: scriptedModel([
-        { toolCalls: [{ name: 'run_agent', arguments: { name: 'child', task: 'x' } }], usage: { inputTokens: 5, outputTokens: 5 } },
-        { text: 'p', usage: { inputTokens: 5, outputTokens: 5 } },
-      ]),
-      metricsCollector: parentCollector,
-      subAgents: [new SubAgent({ name: 'child', agent: child, description: 'd' })],
-    });
+    const parent = parentWithForeignChild(parentCollector, childCollector);
     await parent.run('go', { scope: { tenantId: 't' } });
     expect(spentTokens(parentStore, 't')).toBe(120);
   });
