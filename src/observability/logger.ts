@@ -17,8 +17,3 @@ export interface LogBindings {
   span_id?: string;
   agent?: string;
 }
-
-/** A logger carrying a run's lineage on every line. */
-export function runLogger(base: Logger, bindings: LogBindings): Logger {
-  return base.child(bindings);
-}

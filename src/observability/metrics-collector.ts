@@ -1,6 +1,6 @@
 import { diag, type Meter } from '@opentelemetry/api';
 import { BudgetExceededError, ConfigurationError, SymfonicError } from '../core/errors.js';
-import { addUsageInto, copyUsage, emptyUsage, type Usage } from '../core/usage.js';
+import { addUsageInto, copyUsage, emptyUsage, totalTokens, type Usage } from '../core/usage.js';
 import { ATTR, type DelegationOutcome } from './attributes.js';
 import type { Spend } from './budget-store.js';
 import type { TenantBudgets, TenantLimit } from './budgets.js';
@@ -107,10 +107,6 @@ interface CallAttributes {
 }
 
 const MAX_CACHED_ATTRIBUTE_SETS = 256;
-
-function tokensOf(u: Usage): number {
-  return u.inputTokens + u.outputTokens;
-}
 
 /**
  * Usage, cost and budget bookkeeping, keyed by each run's own id. A run's usage adds to its own
@@ -284,7 +280,7 @@ export class MetricsCollector {
     }
     this.rollUp(entry, usage, cost);
     if (ticket.tenantId !== null && ticket.reservationId !== undefined) {
-      const settled = this.budgets!.store.settle(ticket.tenantId, ticket.reservationId, { tokens: tokensOf(usage), costUsd: cost ?? 0 }, Date.now());
+      const settled = this.budgets!.store.settle(ticket.tenantId, ticket.reservationId, { tokens: totalTokens(usage), costUsd: cost ?? 0 }, Date.now());
       if (isPromise(settled)) settled.catch(storeFailed('settle'));
     }
     const inst = this.instruments.get();
@@ -351,7 +347,7 @@ export class MetricsCollector {
     // collectors or processes) has already been charged there; charging again would count it twice.
     const sameStore = childCollector?.budgets !== undefined && childCollector.budgets.store === this.budgets?.store;
     if (entry.tenantId !== null && !sameStore && this.budgets?.limitFor(entry.tenantId)) {
-      const settled = this.budgets.store.settle(entry.tenantId, 0, { tokens: tokensOf(usage), costUsd: costUsd ?? 0 }, Date.now());
+      const settled = this.budgets.store.settle(entry.tenantId, 0, { tokens: totalTokens(usage), costUsd: costUsd ?? 0 }, Date.now());
       if (isPromise(settled)) settled.catch(storeFailed('settle'));
     }
   }

@@ -1,3 +1,4 @@
+import type { RunNode } from '../../src/testing/index.js';
 import { spawn } from 'node:child_process';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -65,19 +66,8 @@ export async function otlpReceiver(): Promise<{ url: string; requests: ReceivedR
   };
 }
 
-export interface JsonRunNode {
-  agent: string;
-  runId: string;
-  parentRunId: string | null;
-  rootRunId: string;
-  depth: number;
-  tenantId: string | null;
-  status: string;
-  usage: { inputTokens: number; outputTokens: number };
-  totalUsage: { inputTokens: number; outputTokens: number };
-  delegations: { child: string; outcome: string; childRunId: string | null }[];
-  children: JsonRunNode[];
-}
+/** What `--json` prints: the RunNode of the public contract, parsed. */
+export type JsonRunNode = RunNode;
 
 export function allNodes(n: JsonRunNode): JsonRunNode[] {
   return [n, ...n.children.flatMap(allNodes)];
