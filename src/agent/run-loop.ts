@@ -1,5 +1,5 @@
 import { SpanKind, SpanStatusCode, context as otelContext, trace, type Context, type Span } from '@opentelemetry/api';
-import type { Logger } from 'pino';
+import type { Logger } from '../observability/logger.js';
 import { raceAbort, runSignal } from '../core/abort.js';
 import { ConfigurationError, MaxTurnsExceededError, SymfonicError, abortErrorFrom } from '../core/errors.js';
 import { newRunId } from '../core/ids.js';

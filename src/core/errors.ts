@@ -71,6 +71,27 @@ export class BudgetExceededError extends SymfonicError {
   }
 }
 
+/**
+ * The budget store could not be reached (down, timing out, refusing), and the store is set to
+ * refuse calls it cannot check (`onUnavailable: 'deny'`, the default): a limit that cannot be
+ * checked is not silently treated as no limit.
+ */
+export class BudgetStoreUnavailableError extends SymfonicError {
+  constructor(
+    readonly store: string,
+    readonly tenantId: string,
+    options?: { cause?: unknown },
+  ) {
+    const why = options?.cause instanceof Error ? ` (${options.cause.message})` : '';
+    super(
+      `the budget store ${store} is unavailable${why}, so tenant "${tenantId}"'s budget cannot be checked and the model ` +
+        `call was refused. Bring the store back (it reconnects by itself), or construct it with onUnavailable: 'allow' ` +
+        `to let calls run unchecked while it is down.`,
+      options,
+    );
+  }
+}
+
 /** The loop made `maxTurns` model calls and the model still asked for tools. */
 export class MaxTurnsExceededError extends SymfonicError {
   constructor(

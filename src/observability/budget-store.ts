@@ -23,15 +23,38 @@ export interface BudgetLimit {
 }
 
 export type ReserveResult =
-  | { ok: true; reservationId: number; spent: Spend; reserved: Spend }
+  | {
+      ok: true;
+      /** Opaque: a number in memory, a string in Redis. Passed back to settle or release as is. */
+      reservationId: string | number;
+      spent: Spend;
+      reserved: Spend;
+      /**
+       * Set when the store could not be reached and lets the call run unchecked
+       * (`onUnavailable: 'allow'`): the run logs it and adds a span event.
+       */
+      unchecked?: { reason: string };
+    }
   | { ok: false; limit: 'maxTokens' | 'maxCostUsd'; spent: Spend; reserved: Spend };
 
-type MaybePromise<T> = T | Promise<T>;
+export type MaybePromise<T> = T | Promise<T>;
 
 export interface BudgetStore {
+  /**
+   * Names the ledger this store writes to, the same in every process that shares it (for Redis:
+   * the server and key prefix). Two stores with one id share spend, so spend one of them already
+   * settled is never charged again through the other (a remote child's, say). Also used in errors.
+   */
+  readonly id?: string;
   reserve(tenantId: string, amount: Spend, limit: BudgetLimit, now: number): MaybePromise<ReserveResult>;
-  settle(tenantId: string, reservationId: number, actual: Spend, now: number): MaybePromise<void>;
-  release(tenantId: string, reservationId: number): MaybePromise<void>;
+  /**
+   * Deletes the reservation and records the real spend. Idempotent per reservation id: a retried
+   * settle never charges twice. An id that was never reserved (spend absorbed after the fact from a
+   * child that ran outside this store) is charged once, under that id.
+   */
+  settle(tenantId: string, reservationId: string | number, actual: Spend, now: number): MaybePromise<void>;
+  /** Deletes the reservation. Idempotent; an unknown id is a no-op. */
+  release(tenantId: string, reservationId: string | number): MaybePromise<void>;
   /** Settled spend inside the window and what calls in flight hold, for reports and soft limits. */
   usage(tenantId: string, windowMs: number | undefined, now: number): MaybePromise<{ spent: Spend; reserved: Spend }>;
 }
@@ -46,12 +69,13 @@ interface TenantLedger {
   settled: SettledSpend[];
   settledHead: number;
   total: Spend;
-  reservations: Map<number, Spend>;
+  reservations: Map<string | number, Spend>;
   reserved: Spend;
 }
 
 /** Spend kept in this process's memory. Every operation is synchronous, hence atomic here. */
 export class InMemoryBudgetStore implements BudgetStore {
+  readonly id = `memory:${Math.random().toString(36).slice(2, 10)}`;
   private readonly ledgers = new Map<string, TenantLedger>();
   private nextId = 1;
 
@@ -98,7 +122,7 @@ export class InMemoryBudgetStore implements BudgetStore {
     return { ok: true, reservationId: id, spent, reserved };
   }
 
-  settle(tenantId: string, reservationId: number, actual: Spend, now: number): void {
+  settle(tenantId: string, reservationId: string | number, actual: Spend, now: number): void {
     const l = this.ledger(tenantId);
     this.release(tenantId, reservationId);
     l.total.tokens += actual.tokens;
@@ -106,7 +130,7 @@ export class InMemoryBudgetStore implements BudgetStore {
     if (l.windowMs !== undefined) l.settled.push({ at: now, tokens: actual.tokens, costUsd: actual.costUsd });
   }
 
-  release(tenantId: string, reservationId: number): void {
+  release(tenantId: string, reservationId: string | number): void {
     const l = this.ledgers.get(tenantId);
     const r = l?.reservations.get(reservationId);
     if (!l || !r) return;

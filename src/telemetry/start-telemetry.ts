@@ -5,7 +5,8 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { pino, type Logger } from 'pino';
+import { pino } from 'pino';
+import type { Logger } from '../observability/logger.js';
 import { z } from 'zod';
 import { ConfigurationError } from '../core/errors.js';
 import { registerGlobals } from './register-globals.js';
@@ -68,7 +69,7 @@ export function startTelemetry(options: TelemetryOptions = {}): TelemetryHandle 
   const base = (o.otlpEndpoint ?? getStringFromEnv('OTEL_EXPORTER_OTLP_ENDPOINT') ?? 'http://localhost:4318').replace(/\/+$/, '');
   const serviceName = o.serviceName ?? getStringFromEnv('OTEL_SERVICE_NAME') ?? 'symfonic';
   const timeoutMillis = o.exportTimeoutMs ?? 5000;
-  const logger = options.logger ?? pino({ level: 'warn', base: { component: 'symfonic-telemetry' } }, pino.destination(2));
+  const logger: Logger = options.logger ?? pino({ level: 'warn', base: { component: 'symfonic-telemetry' } }, pino.destination(2));
   const resource = resourceFromAttributes({ 'service.name': serviceName });
   const tracesUrl = `${base}/v1/traces`;
   const spanProcessor = new BatchSpanProcessor(new OTLPTraceExporter({ url: tracesUrl, timeoutMillis }), { exportTimeoutMillis: timeoutMillis });

@@ -1,4 +1,4 @@
-import type { Logger } from 'pino';
+import type { Logger } from '../observability/logger.js';
 import type { Scope } from '../core/scope.js';
 
 /** What a tool knows of the run that called it. */
