@@ -67,7 +67,7 @@ export interface ModelCallInfo {
 /** What a model call holds between its start and its end: the budget reservation, if any. */
 export interface CallTicket {
   readonly tenantId: string | null;
-  readonly reservationId: number | undefined;
+  readonly reservationId: string | number | undefined;
   readonly reserved: Spend;
   readonly price: ModelPrice | null;
   /** Set when the reservation crossed the tenant's soft warnAt fraction. */

@@ -58,7 +58,7 @@ export const noteTool = defineTool({
 });
 
 export interface ReservationRecord {
-  id: number;
+  id: string | number;
   tenantId: string;
   amount: Spend;
   /** Set once the call settled: what the provider reported. */
@@ -73,15 +73,15 @@ export interface ReservationRecord {
  */
 export class RecordingBudgetStore implements BudgetStore {
   readonly inner = new InMemoryBudgetStore();
-  readonly reservations = new Map<number, ReservationRecord>();
+  readonly reservations = new Map<string | number, ReservationRecord>();
   readonly refusals: { tenantId: string; amount: Spend; result: ReserveResult }[] = [];
   /** Per successful reserve: the ids in flight right after it (itself included). */
-  readonly inFlightAtReserve: number[][] = [];
+  readonly inFlightAtReserve: (string | number)[][] = [];
   /** Settles with no reservation behind them (absorbed child usage). */
   readonly unreserved: Spend[] = [];
   /** Per successful reserve: settled + reserved + amount as the store saw it. */
   readonly committedAtReserve: { committed: Spend; limit: BudgetLimit }[] = [];
-  private readonly inFlight = new Set<number>();
+  private readonly inFlight = new Set<string | number>();
 
   reserve(tenantId: string, amount: Spend, limit: BudgetLimit, now: number): ReserveResult {
     const r = this.inner.reserve(tenantId, amount, limit, now);
@@ -99,7 +99,7 @@ export class RecordingBudgetStore implements BudgetStore {
     return r;
   }
 
-  settle(tenantId: string, reservationId: number, actual: Spend, now: number): void {
+  settle(tenantId: string, reservationId: string | number, actual: Spend, now: number): void {
     const rec = this.reservations.get(reservationId);
     if (rec) rec.actual = { ...actual };
     else this.unreserved.push({ ...actual });
@@ -107,7 +107,7 @@ export class RecordingBudgetStore implements BudgetStore {
     this.inner.settle(tenantId, reservationId, actual, now);
   }
 
-  release(tenantId: string, reservationId: number): void {
+  release(tenantId: string, reservationId: string | number): void {
     const rec = this.reservations.get(reservationId);
     if (rec) rec.released = true;
     this.inFlight.delete(reservationId);
