@@ -122,7 +122,7 @@ describe('200 concurrent runs against one hard token limit', () => {
     // Everything settled afterwards was in flight then, so the final spend is at most
     // LIMIT + the sum over those calls of (reported - reserved).
     const lastInFlight = store.inFlightAtReserve.at(-1)!;
-    const bound = lastInFlight.reduce((sum, id) => {
+    const bound = lastInFlight.reduce<number>((sum, id) => {
       const c = calls.get(id)!;
       return sum + (c.actual!.tokens - c.amount.tokens);
     }, 0);
