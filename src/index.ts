@@ -1,10 +1,10 @@
 // Agents
 export { SymfonicAgent, type SymfonicAgentOptions } from './agent/symfonic-agent.js';
-export { Agent, OutputValidationError, type AgentResult, type AgentRunOptions, type Attachment } from './agent/simple-agent.js';
+export { Agent, OutputValidationError, type AgentOptions, type AgentResult, type AgentRunOptions, type Attachment } from './agent/simple-agent.js';
 export { FrameworkConfig, type FrameworkConfigInput, type ChildConfigOverrides } from './agent/framework-config.js';
-export type { AgentResponse } from './agent/agent-response.js';
+export type { AgentResponse, AccountingReceipt } from './agent/agent-response.js';
 export type { RunOptions } from './agent/run-options.js';
-export { EmptyModelResponseError } from './agent/run-loop.js';
+export { EmptyModelResponseError } from './agent/model-response.js';
 
 // Delegation
 export {
@@ -16,7 +16,6 @@ export {
   DelegationContext,
   DelegationCapability,
   DepthPolicy,
-  ChildLifecycle,
   childRoster,
   delegatedChildren,
   DEFAULT_MAX_DEPTH,
@@ -26,7 +25,12 @@ export {
   type ChildRunOptions,
   type ChildDefinition,
   type RosterEntry,
+  type RosterRunOptions,
+  type SubAgentOptions,
   type SubAgentSpecOptions,
+  type DelegationCallContext,
+  type DelegationToolsOptions,
+  type RunAgentTool,
 } from './delegation/index.js';
 
 // Models and tools
@@ -40,7 +44,7 @@ export type { Capability } from './tool/capability.js';
 
 // Observability
 export { MetricsCollector, DuplicateRunError, type MetricsCollectorOptions, type RunFigures, type TenantFigures } from './observability/metrics-collector.js';
-export { priceTable, defaultPrices, costOf, type PriceTable, type ModelPrice } from './observability/prices.js';
+export { priceTable, defaultPrices, type PriceTable, type ModelPrice } from './observability/prices.js';
 export { TenantBudgets, type TenantBudgetsOptions, type TenantLimit } from './observability/budgets.js';
 export { InMemoryBudgetStore, type BudgetStore, type BudgetLimit, type ReserveResult, type Spend } from './observability/budget-store.js';
 export { ATTR as SPAN_ATTRIBUTES, METRIC as METRIC_NAMES, type DelegationOutcome } from './observability/attributes.js';
@@ -53,9 +57,10 @@ export {
   DuplicateChildError,
   UnknownChildError,
   BudgetExceededError,
+  BudgetStoreUnavailableError,
   MaxTurnsExceededError,
   AbortError,
+  TestKitError,
 } from './core/errors.js';
-export { makeScope, type Scope } from './core/scope.js';
-export { newRunId } from './core/ids.js';
+export type { Scope } from './core/scope.js';
 export type { Usage } from './core/usage.js';

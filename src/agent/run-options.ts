@@ -1,10 +1,12 @@
 import type { Context } from '@opentelemetry/api';
+import { z, type ZodType } from 'zod';
 import { ConfigurationError } from '../core/errors.js';
+import type { AskUser } from '../core/run-frame.js';
 import { makeScope, type Scope } from '../core/scope.js';
 import type { Message } from '../model/types.js';
-import type { MetricsCollector } from '../observability/metrics-collector.js';
+import { MetricsCollector } from '../observability/metrics-collector.js';
 
-export interface RunOptions {
+export interface RunOptions<T = unknown> {
   scope?: Scope;
   runId?: string;
   rootRunId?: string;
@@ -13,25 +15,30 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** The trace context to start this run's span in; defaults to the active context. */
   parentContext?: Context;
-  /**
-   * A collector to account in when the agent was built without one. The roster passes the
-   * delegator's, so a child made without a collector still rolls up into its parent's tree.
-   */
+  /** A collector to account in when the agent was built without one. */
   metricsCollector?: MetricsCollector;
   /**
-   * The depth ceiling inherited from the tree above: this run's delegations obey the tighter of
-   * it and the agent's own maxAgentDepth. The roster passes the delegator's.
+   * A depth ceiling from the tree above, for a run that continues a tree by hand: this run's
+   * delegations obey the tighter of it and the agent's own maxAgentDepth.
    */
   maxAgentDepth?: number;
+  /** A zod schema the final answer must satisfy as JSON; the parsed value is `AgentResponse.output`. */
+  outputType?: ZodType<T>;
+  /**
+   * Answers the `ask_user` tool of agents with FrameworkConfig agent.askUserEnabled, for this run
+   * and every child in its tree. A child asking needs a scope: a question must reach a user.
+   */
+  askUser?: AskUser;
 }
 
-/** What the loop itself needs beyond RunOptions: set by the facade and by delegation adapters. */
+/** What the loop itself needs beyond RunOptions: set by the facade. */
 export interface RunExtras {
   history?: readonly Message[];
   instructions?: string;
 }
 
-export interface ResolvedRun {
+/** Run options after validation: only known-good values, lineage not yet a frame. */
+export interface RunRequest {
   scope: Scope | undefined;
   runId: string | undefined;
   rootRunId: string | undefined;
@@ -39,11 +46,20 @@ export interface ResolvedRun {
   agentDepth: number;
   signal: AbortSignal | undefined;
   parentContext: Context | undefined;
-  fallbackCollector: MetricsCollector | undefined;
+  accounting: MetricsCollector | undefined;
   maxAgentDepth: number | undefined;
+  outputType: ZodType | undefined;
+  askUser: AskUser | undefined;
 }
 
+const KEYS = ['scope', 'runId', 'rootRunId', 'parentRunId', 'agentDepth', 'signal', 'parentContext', 'metricsCollector', 'maxAgentDepth', 'outputType', 'askUser'] as const;
+const KNOWN = new Set<string>(KEYS);
 const ID = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+const EMPTY: RunRequest = Object.freeze({
+  scope: undefined, runId: undefined, rootRunId: undefined, parentRunId: null, agentDepth: 0, signal: undefined,
+  parentContext: undefined, accounting: undefined, maxAgentDepth: undefined, outputType: undefined, askUser: undefined,
+});
 
 function checkId(field: string, value: unknown): string | undefined {
   if (value === undefined) return undefined;
@@ -53,15 +69,23 @@ function checkId(field: string, value: unknown): string | undefined {
   return value;
 }
 
-/** Validates run options once, at the door, so the loop reads only known-good values. */
-export function resolveRunOptions(options: RunOptions | undefined): ResolvedRun {
-  if (options === undefined) {
-    return { scope: undefined, runId: undefined, rootRunId: undefined, parentRunId: null, agentDepth: 0, signal: undefined, parentContext: undefined, fallbackCollector: undefined, maxAgentDepth: undefined };
+function checkDepth(field: string, value: unknown): void {
+  if (value !== undefined && (!Number.isInteger(value) || (value as number) < 0)) {
+    throw new ConfigurationError(`${field} must be a whole number ≥ 0 (got ${String(value)}).`);
   }
-  if (typeof options !== 'object' || options === null) throw new ConfigurationError('run options must be an object: agent.run(query, { scope, signal, ... }).');
-  const runId = checkId('runId', options.runId);
-  const rootRunId = checkId('rootRunId', options.rootRunId);
-  const parentRunId = checkId('parentRunId', options.parentRunId) ?? null;
+}
+
+function checkKeys(options: object): void {
+  const unknown = Object.keys(options).filter((k) => !KNOWN.has(k) && (options as Record<string, unknown>)[k] !== undefined);
+  if (unknown.length > 0) {
+    throw new ConfigurationError(
+      `unknown run option(s) ${unknown.map((k) => `"${k}"`).join(', ')}. Allowed: ${KEYS.join(', ')}. ` +
+        `A tenant goes in scope: run(query, { scope: { tenantId: 'acme' } }).`,
+    );
+  }
+}
+
+function checkLineage(runId: string | undefined, rootRunId: string | undefined, parentRunId: string | null): void {
   if (parentRunId !== null && runId === parentRunId) {
     throw new ConfigurationError(`runId and parentRunId are both "${runId}": a run never runs under its parent's id. Omit runId and a fresh one is minted.`);
   }
@@ -74,25 +98,42 @@ export function resolveRunOptions(options: RunOptions | undefined): ResolvedRun 
   if (parentRunId !== null && rootRunId === undefined) {
     throw new ConfigurationError('parentRunId was given without rootRunId: a child run needs both to place itself in its tree.');
   }
-  const agentDepth = options.agentDepth ?? (parentRunId === null ? 0 : 1);
-  if (!Number.isInteger(agentDepth) || agentDepth < 0) {
-    throw new ConfigurationError(`agentDepth must be a whole number ≥ 0 (got ${String(options.agentDepth)}).`);
-  }
-  if (options.maxAgentDepth !== undefined && (!Number.isInteger(options.maxAgentDepth) || options.maxAgentDepth < 0)) {
-    throw new ConfigurationError(`maxAgentDepth must be a whole number ≥ 0 (got ${String(options.maxAgentDepth)}).`);
-  }
+}
+
+/** Validates run options once, at the door, so the loop reads only known-good values. */
+export function readRunOptions(options: RunOptions | undefined): RunRequest {
+  if (options === undefined) return EMPTY;
+  if (typeof options !== 'object' || options === null) throw new ConfigurationError('run options must be an object: agent.run(query, { scope, signal, ... }).');
+  checkKeys(options);
+  const runId = checkId('runId', options.runId);
+  const rootRunId = checkId('rootRunId', options.rootRunId);
+  const parentRunId = checkId('parentRunId', options.parentRunId) ?? null;
+  checkLineage(runId, rootRunId, parentRunId);
+  checkDepth('agentDepth', options.agentDepth);
+  checkDepth('maxAgentDepth', options.maxAgentDepth);
   if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
     throw new ConfigurationError('signal must be an AbortSignal, e.g. AbortSignal.timeout(30_000).');
+  }
+  if (options.metricsCollector !== undefined && !(options.metricsCollector instanceof MetricsCollector)) {
+    throw new ConfigurationError('run option metricsCollector must be a MetricsCollector.');
+  }
+  if (options.outputType !== undefined && !(options.outputType instanceof z.ZodType)) {
+    throw new ConfigurationError('run option outputType must be a zod schema, e.g. z.object({ answer: z.string() }).');
+  }
+  if (options.askUser !== undefined && typeof options.askUser !== 'function') {
+    throw new ConfigurationError('run option askUser must be a function (question, { runId, agent, scope }) => Promise<string>.');
   }
   return {
     scope: options.scope === undefined ? undefined : makeScope(options.scope),
     runId,
     rootRunId,
     parentRunId,
-    agentDepth,
+    agentDepth: options.agentDepth ?? (parentRunId === null ? 0 : 1),
     signal: options.signal,
     parentContext: options.parentContext,
-    fallbackCollector: options.metricsCollector,
+    accounting: options.metricsCollector,
     maxAgentDepth: options.maxAgentDepth,
+    outputType: options.outputType,
+    askUser: options.askUser,
   };
 }

@@ -184,7 +184,7 @@ export function demoTeam(options: DemoTeamOptions): DemoTeam {
         description: 'Retrieves primary sources for claims.',
         whenToUse: 'When a figure needs its original source.',
         instructions: INSTRUCTIONS.archivist,
-        ...(real ? {} : { provider: model('archivist', DEMO_SMALL) }),
+        ...(real ? {} : { modelProvider: model('archivist', DEMO_SMALL) }),
       }),
     ],
   });
@@ -222,14 +222,14 @@ export function demoTeam(options: DemoTeamOptions): DemoTeam {
         description: 'Explains what drives and what holds back a market, and ranks risks.',
         whenToUse: 'For drivers, obstacles and risks.',
         instructions: INSTRUCTIONS.analyst,
-        ...(real ? {} : { provider: model('analyst', DEMO_SMALL) }),
+        ...(real ? {} : { modelProvider: model('analyst', DEMO_SMALL) }),
       }),
       new SubAgentSpec({
         name: 'writer',
         description: 'Turns notes into a short brief.',
         whenToUse: 'Last, with all the notes pasted into the task.',
         instructions: INSTRUCTIONS.writer,
-        ...(real ? {} : { provider: model('writer', DEMO_SMALL) }),
+        ...(real ? {} : { modelProvider: model('writer', DEMO_SMALL) }),
       }),
     ],
   });

@@ -92,6 +92,18 @@ export class BudgetStoreUnavailableError extends SymfonicError {
   }
 }
 
+/**
+ * A fault of the test kit's own making: a scripted model that ran out of turns, a responder
+ * that threw. It fails the root run with itself rather than becoming a tool message a parent's
+ * model reads, because a broken test must not pass.
+ */
+export class TestKitError extends SymfonicError {}
+
+/** Errors that must fail the whole run, never be turned into a message for the model. */
+export function failsTheRun(error: unknown): boolean {
+  return error instanceof TestKitError;
+}
+
 /** The loop made `maxTurns` model calls and the model still asked for tools. */
 export class MaxTurnsExceededError extends SymfonicError {
   constructor(

@@ -53,3 +53,39 @@ export function totalTokens(u: Usage): number {
 export function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
 }
+
+/**
+ * The most tokens one model call (or one child's whole report) may claim in any one count. Far
+ * above any context window, far below where sums lose precision: a figure past it is not a
+ * usage report but a fault, and `1e308` added twice is `Infinity`, which turns a rolling
+ * window's subtraction into `NaN` and a limit off for good.
+ */
+export const MAX_REPORTED_TOKENS = 10_000_000;
+
+function isCount(n: unknown): n is number {
+  return typeof n === 'number' && Number.isInteger(n) && n >= 0 && n <= MAX_REPORTED_TOKENS;
+}
+
+/**
+ * Usage from outside symfonic's own arithmetic (a provider, a foreign child, a remote answer),
+ * returned as a clean copy when every count is a whole number in [0, MAX_REPORTED_TOKENS], else
+ * undefined: the caller estimates instead and marks the figure so. A string, NaN or negative
+ * count would poison every ledger and budget comparison it joined.
+ */
+export function soundUsage(u: unknown): Usage | undefined {
+  if (typeof u !== 'object' || u === null) return undefined;
+  const r = u as Partial<Record<keyof Usage, unknown>>;
+  if (!isCount(r.inputTokens) || !isCount(r.outputTokens)) return undefined;
+  if (r.cacheReadInputTokens !== undefined && (!isCount(r.cacheReadInputTokens) || r.cacheReadInputTokens > r.inputTokens)) return undefined;
+  const out: Usage = { inputTokens: r.inputTokens, outputTokens: r.outputTokens, source: r.source === 'estimated' ? 'estimated' : 'reported' };
+  if (r.cacheReadInputTokens !== undefined) out.cacheReadInputTokens = r.cacheReadInputTokens;
+  return out;
+}
+
+/** The most USD one report may claim; past it a figure is a fault, not a cost. */
+const MAX_REPORTED_COST_USD = 1_000_000;
+
+/** A cost from outside symfonic: a finite, non-negative number within reason, else null (unknown). */
+export function soundCost(c: unknown): number | null {
+  return typeof c === 'number' && Number.isFinite(c) && c >= 0 && c <= MAX_REPORTED_COST_USD ? c : null;
+}

@@ -1,9 +1,13 @@
 import type { Context } from '@opentelemetry/api';
+import type { HandOffReceipt } from '../core/frame-handoff.js';
 import type { Scope } from '../core/scope.js';
 import type { Usage } from '../core/usage.js';
-import type { MetricsCollector } from '../observability/metrics-collector.js';
 
-/** What the roster hands a child along with its task. */
+/**
+ * What the roster hands a child along with its task: the child's frame, spelled out for children
+ * outside symfonic. A symfonic child does not need them (it takes its frame from the runtime) and
+ * cannot be moved by them: a wrapper that drops or changes them changes nothing.
+ */
 export interface ChildRunOptions {
   scope?: Scope;
   runId: string;
@@ -13,15 +17,7 @@ export interface ChildRunOptions {
   signal?: AbortSignal;
   /** The trace context to start the child's span in: the delegating execute_tool span's. */
   parentContext?: Context;
-  /**
-   * The delegating run's collector. A child with a collector of its own keeps using it; a child
-   * with none (a facade) accounts here, so its spend reaches the parent's tenant and budget.
-   */
-  metricsCollector?: MetricsCollector;
-  /**
-   * The tightest depth ceiling above the child. A child's own maxAgentDepth can lower it for its
-   * subtree, never raise it: the root's limit on recursion holds for the whole tree.
-   */
+  /** The tightest depth ceiling above the child; its own maxAgentDepth can only lower it. */
   maxAgentDepth?: number;
 }
 
@@ -31,13 +27,17 @@ export interface ChildResponse {
   runId?: string;
   totalUsage?: Usage;
   totalCostUsd?: number | null;
+  /** Which ledger and budget store already accounted the child's spend, if any did. */
+  accounting?: Partial<HandOffReceipt>;
+  /** The child's validated structured output, when it has an outputType. */
+  output?: unknown;
 }
 
 /**
  * A child is anything with an async `run`: structural, so an agent, an adapter or a test double
- * qualifies without delegation importing any of them.
+ * qualifies without delegation importing any of them. A facade answering `{ text }` is read too.
  */
 export interface ChildAgent {
-  run(task: string, options: ChildRunOptions): Promise<ChildResponse>;
+  run(task: string, options: ChildRunOptions): Promise<ChildResponse | { text: string }>;
   close?(): Promise<void> | void;
 }

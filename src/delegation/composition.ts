@@ -1,6 +1,5 @@
 import { ConfigurationError } from '../core/errors.js';
 import type { Scope } from '../core/scope.js';
-import type { ChildAgent, ChildResponse, ChildRunOptions } from './child.js';
 import { DelegationContext } from './context.js';
 import { assembleDelegation, type DelegationCapability } from './delegation-capability.js';
 import { DelegationRoster, type RosterEntry } from './roster.js';
@@ -10,15 +9,6 @@ export interface ComposeOptions {
   /** A scope every child runs under when the delegating run has none. */
   scope?: Scope;
   context?: DelegationContext;
-}
-
-/** Binds a scope to a child when the delegating run carries none; a run's own scope always wins. */
-function withDefaultScope(agent: ChildAgent, scope: Scope | undefined): ChildAgent {
-  if (!scope) return agent;
-  return {
-    run: (task: string, options: ChildRunOptions): Promise<ChildResponse> =>
-      agent.run(task, options.scope ? options : { ...options, scope }),
-  };
 }
 
 /**
@@ -31,9 +21,9 @@ export function childRoster(children: readonly SubAgent[], options: ComposeOptio
     if (!(child instanceof SubAgent)) {
       throw new ConfigurationError('childRoster takes SubAgent values: new SubAgent({ name, agent, description }).');
     }
-    return { name: child.name, description: child.description, whenToUse: child.whenToUse, agent: withDefaultScope(child.agent, options.scope) };
+    return { name: child.name, description: child.description, whenToUse: child.whenToUse, agent: child.agent, outputType: child.outputType };
   });
-  return new DelegationRoster(entries);
+  return new DelegationRoster(entries, options.scope ? { scope: options.scope } : {});
 }
 
 /**

@@ -1,6 +1,5 @@
-import { RUN_AS_CHILD } from '../core/child-run.js';
 import { ConfigurationError } from '../core/errors.js';
-import { emptyUsage, type Usage } from '../core/usage.js';
+import type { Usage } from '../core/usage.js';
 import type { Capability } from '../tool/capability.js';
 import type { Tool } from '../tool/define-tool.js';
 import type { ChildAgent, ChildResponse, ChildRunOptions } from './child.js';
@@ -9,7 +8,6 @@ import { DELEGATION_CAPABILITY } from './delegation-capability.js';
 interface FacadeLike {
   run(prompt: string, options?: object): Promise<unknown>;
   capabilities?: readonly Capability[];
-  [RUN_AS_CHILD]?: (task: string, options: ChildRunOptions) => Promise<ChildResponse>;
 }
 
 interface ResultLike {
@@ -57,28 +55,31 @@ export class FacadeChild implements ChildAgent {
     this.capabilities = capabilities;
   }
 
+  /**
+   * Runs the facade on the task alone. A symfonic facade's run takes its place in the tree from
+   * the runtime (lineage, scope, ledger), so its spans and spend join the parent's; any other
+   * object is called as it is, and its result translated, its usage checked by the delegator.
+   */
   async run(task: string, options: ChildRunOptions): Promise<ChildResponse> {
-    const inside = this.agent[RUN_AS_CHILD];
-    // A symfonic facade runs under the parent's lineage, so its spans and spend join the tree.
-    if (typeof inside === 'function') return inside.call(this.agent, task, options);
     const started = performance.now();
     const result = ((await this.agent.run(task)) ?? {}) as ResultLike;
-    const usage = result.usage ?? emptyUsage();
-    return {
+    const usage = result.usage;
+    const response: ChildResponse & Record<string, unknown> = {
       finalResponse: typeof result.text === 'string' ? result.text : '',
       messages: Array.isArray(result.messages) ? result.messages : [],
-      // The roster's id, echoed rather than re-minted: it is the pair's one shared handle.
-      runId: options.runId,
+      // The roster's id, echoed when the facade reports none: it is the pair's one shared handle.
+      runId: typeof result.runId === 'string' ? result.runId : options.runId,
       rootRunId: options.rootRunId,
       parentRunId: options.parentRunId ?? null,
       agentDepth: options.agentDepth,
       delegatedTo: [],
-      usage,
-      totalUsage: usage,
       costUsd: null,
       totalCostUsd: null,
       durationMs: typeof result.durationMs === 'number' ? result.durationMs : performance.now() - started,
-      structured: result.output,
-    } as ChildResponse;
+    };
+    // Reported as given: the delegator checks it like any usage from outside its own accounting.
+    if (usage !== undefined) response.usage = response.totalUsage = usage;
+    if (result.output !== undefined) response.output = response.structured = result.output;
+    return response;
   }
 }

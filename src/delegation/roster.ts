@@ -1,9 +1,11 @@
-import { context as otelContext, type Context } from '@opentelemetry/api';
+import { context as otelContext } from '@opentelemetry/api';
+import type { ZodType } from 'zod';
 import { ConfigurationError, DuplicateChildError, UnknownChildError } from '../core/errors.js';
+import { HandOff, withHandOff } from '../core/frame-handoff.js';
 import { newRunId } from '../core/ids.js';
+import { freezeFrame, type RunFrame } from '../core/run-frame.js';
+import { makeScope, type Scope } from '../core/scope.js';
 import { NAME_PATTERN } from '../tool/define-tool.js';
-import type { Scope } from '../core/scope.js';
-import type { MetricsCollector } from '../observability/metrics-collector.js';
 import type { ChildAgent, ChildResponse, ChildRunOptions } from './child.js';
 import { assertNoWriteSurface } from './write-surface.js';
 
@@ -14,6 +16,8 @@ export interface RosterEntry {
   readonly agent: ChildAgent;
   /** True for a child the parent built from a spec: its write surface was already removed. */
   readonly sanitised?: boolean;
+  /** The structure run_agent returns from this child: its answer validated as JSON. */
+  readonly outputType?: ZodType | undefined;
 }
 
 export interface ChildDefinition {
@@ -22,6 +26,7 @@ export interface ChildDefinition {
   whenToUse: string | null;
 }
 
+/** Lineage for a child started by hand, through `roster.run`. Delegation passes a frame instead. */
 export interface RosterRunOptions {
   scope?: Scope;
   depth?: number;
@@ -29,21 +34,52 @@ export interface RosterRunOptions {
   rootRunId?: string;
   parentRunId?: string;
   signal?: AbortSignal;
-  parentContext?: Context;
-  metricsCollector?: MetricsCollector;
   /** The tree's depth ceiling, handed to the child so its own delegations respect it. */
   maxAgentDepth?: number;
 }
 
-/** A delegated task as text: a structured value is JSON-encoded, never dropped. */
+/** A child started: its answer to come, and the hand-off its run takes (to read its receipt after). */
+export interface StartedChild {
+  readonly running: Promise<ChildResponse | { text: string }>;
+  readonly handOff: HandOff;
+}
+
+/** What a child run is told in plain fields: its frame, for children outside symfonic. */
+function childOptions(frame: RunFrame): ChildRunOptions {
+  // Optional fields are assigned, not spread in: V8 copies `...(cond ? {…} : {})` on a slow path.
+  const o: ChildRunOptions = { runId: frame.runId, rootRunId: frame.rootRunId, agentDepth: frame.depth };
+  if (frame.parentRunId !== null) o.parentRunId = frame.parentRunId;
+  if (frame.scope !== undefined) o.scope = frame.scope;
+  if (frame.signal !== undefined) o.signal = frame.signal;
+  if (frame.traceContext !== undefined) o.parentContext = frame.traceContext;
+  if (frame.maxDepth !== undefined) o.maxAgentDepth = frame.maxDepth;
+  return o;
+}
+
+function frameFromOptions(options: RosterRunOptions): RunFrame {
+  const runId = options.runId ?? newRunId();
+  if (options.parentRunId !== undefined && runId === options.parentRunId) {
+    throw new ConfigurationError(`a child cannot run under its parent's run id ("${runId}"): parentRunId is lineage. Omit runId and a fresh one is minted.`);
+  }
+  return freezeFrame({
+    runId,
+    rootRunId: options.rootRunId ?? options.parentRunId ?? runId,
+    parentRunId: options.parentRunId ?? null,
+    depth: options.depth ?? 1,
+    maxDepth: options.maxAgentDepth,
+    scope: options.scope,
+    signal: options.signal,
+    traceContext: otelContext.active(),
+    deadline: undefined,
+    askUser: undefined,
+  });
+}
+
+/** A delegated task as text: a structured value is JSON-encoded whole, never dropped or flattened. */
 export function taskText(task: unknown): string {
   if (typeof task === 'string') return task;
   if (task === undefined || task === null) return '';
-  try {
-    return JSON.stringify(task) ?? String(task);
-  } catch {
-    return String(task);
-  }
+  return JSON.stringify(task) ?? String(task);
 }
 
 /**
@@ -56,8 +92,11 @@ export class DelegationRoster {
   private readonly byName: ReadonlyMap<string, RosterEntry>;
   private readonly listing: string;
   private readonly defs: readonly ChildDefinition[];
+  private readonly defaultScope: Scope | undefined;
 
-  constructor(entries: readonly RosterEntry[]) {
+  /** `options.scope`: the scope children run under when the delegating run has none. */
+  constructor(entries: readonly RosterEntry[], options: { scope?: Scope } = {}) {
+    this.defaultScope = options.scope === undefined ? undefined : makeScope(options.scope);
     if (!Array.isArray(entries) || entries.length === 0) {
       throw new ConfigurationError(
         'a delegation roster needs at least one child. A run_agent tool that can call nobody reads to the model as a ' +
@@ -82,9 +121,7 @@ export class DelegationRoster {
     this.entries = Object.freeze([...byName.values()]);
     this.byName = byName;
     // Rendered once: it goes into a tool description sent on every turn, and it cannot change.
-    this.listing = this.entries
-      .map((e) => `- ${e.name}: ${e.description}${e.whenToUse ? ` When to use: ${e.whenToUse}` : ''}`)
-      .join('\n');
+    this.listing = this.entries.map((e) => `- ${e.name}: ${e.description}${e.whenToUse ? ` When to use: ${e.whenToUse}` : ''}`).join('\n');
     this.defs = Object.freeze(this.entries.map((e) => Object.freeze({ name: e.name, description: e.description, whenToUse: e.whenToUse ?? null })));
   }
 
@@ -110,30 +147,27 @@ export class DelegationRoster {
    * UnknownChildError for a name it does not hold, and the child's own error untouched. Turning
    * failures into text the model reads is policy, and lives one layer up in DelegationTools.
    */
-  async run(name: string, task: unknown, options: RosterRunOptions = {}): Promise<ChildResponse> {
+  async run(name: string, task: unknown, options: RosterRunOptions = {}): Promise<ChildResponse | { text: string }> {
+    return this.start(name, taskText(task), frameFromOptions(options), undefined).running;
+  }
+
+  /**
+   * Starts child `name` in `frame`: the child's run takes the frame (and, if it has no ledger of
+   * its own, `accounting`) from the runtime rather than from its options.
+   */
+  start(name: string, task: string, frame: RunFrame, accounting: unknown): StartedChild {
     const entry = this.byName.get(name);
     if (!entry) throw new UnknownChildError(name, this.names);
-    const runId = options.runId ?? newRunId();
-    if (options.parentRunId !== undefined && runId === options.parentRunId) {
-      throw new ConfigurationError(
-        `a child cannot run under its parent's run id ("${runId}"): parentRunId is lineage. Omit runId and a fresh one is minted.`,
-      );
+    if (frame.scope === undefined && this.defaultScope !== undefined) frame = freezeFrame({ ...frame, scope: this.defaultScope });
+    const handOff = new HandOff(frame, accounting, entry.outputType);
+    const call = () => withHandOff(handOff, () => entry.agent.run(task, childOptions(frame)));
+    // The child also starts inside the parent context, for children that read the active context.
+    let running: Promise<ChildResponse | { text: string }>;
+    try {
+      running = Promise.resolve(frame.traceContext ? otelContext.with(frame.traceContext, call) : call());
+    } catch (error) {
+      running = Promise.reject(error);
     }
-    const childOptions: ChildRunOptions = {
-      runId,
-      rootRunId: options.rootRunId ?? options.parentRunId ?? runId,
-      agentDepth: options.depth ?? 1,
-    };
-    if (options.parentRunId !== undefined) childOptions.parentRunId = options.parentRunId;
-    if (options.scope !== undefined) childOptions.scope = options.scope;
-    if (options.signal !== undefined) childOptions.signal = options.signal;
-    if (options.parentContext !== undefined) childOptions.parentContext = options.parentContext;
-    if (options.metricsCollector !== undefined) childOptions.metricsCollector = options.metricsCollector;
-    if (options.maxAgentDepth !== undefined) childOptions.maxAgentDepth = options.maxAgentDepth;
-    const text = taskText(task);
-    const parent = options.parentContext;
-    // The child also starts inside the parent context, for children that read the active
-    // context rather than the explicit option.
-    return parent ? otelContext.with(parent, () => entry.agent.run(text, childOptions)) : entry.agent.run(text, childOptions);
+    return { running, handOff };
   }
 }

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z, type ZodType } from 'zod';
 import { ConfigurationError } from '../core/errors.js';
 import { modelSettingsSchema } from '../model/model-settings.js';
 import type { ModelProvider } from '../model/types.js';
@@ -23,15 +23,41 @@ function checkText(kind: string, name: string, field: string, value: unknown, re
   return value;
 }
 
+function checkKeys(kind: string, options: object, known: readonly string[]): void {
+  if ('provider' in options) {
+    throw new ConfigurationError(`${kind}: the option "provider" is now "modelProvider", the one name for the model everywhere.`);
+  }
+  const unknown = Object.keys(options).filter((k) => !known.includes(k));
+  if (unknown.length > 0) throw new ConfigurationError(`${kind}: unknown option(s) ${unknown.map((k) => `"${k}"`).join(', ')}. Allowed: ${known.join(', ')}.`);
+}
+
+function checkOutputType(kind: string, name: string, value: unknown): ZodType | undefined {
+  if (value === undefined) return undefined;
+  if (!(value instanceof z.ZodType)) throw new ConfigurationError(`${kind} "${name}": outputType must be a zod schema, e.g. z.object({ answer: z.string() }).`);
+  return value;
+}
+
+export interface SubAgentOptions {
+  name: string;
+  /** Anything with an async run: a SymfonicAgent, a facade Agent, a remote child, an adapter. */
+  agent: ChildAgent;
+  description: string;
+  whenToUse?: string;
+  /** A zod schema the child's answer must satisfy as JSON; run_agent then returns the validated JSON. */
+  outputType?: ZodType;
+}
+
 /** A child the caller built: anything with an async run. The caller closes it. */
 export class SubAgent {
   readonly name: string;
   readonly agent: ChildAgent;
   readonly description: string;
   readonly whenToUse: string | undefined;
+  readonly outputType: ZodType | undefined;
 
-  constructor(options: { name: string; agent: ChildAgent; description: string; whenToUse?: string }) {
+  constructor(options: SubAgentOptions) {
     if (typeof options !== 'object' || options === null) throw new ConfigurationError('SubAgent needs { name, agent, description, whenToUse? }.');
+    checkKeys('SubAgent', options, ['name', 'agent', 'description', 'whenToUse', 'outputType']);
     this.name = checkName('SubAgent', options.name);
     if (typeof (options.agent as { run?: unknown } | null)?.run !== 'function') {
       throw new ConfigurationError(`SubAgent "${this.name}": agent must be an object with an async run(task, options) method.`);
@@ -39,6 +65,7 @@ export class SubAgent {
     this.agent = options.agent;
     this.description = checkText('SubAgent', this.name, 'description', options.description, true)!;
     this.whenToUse = checkText('SubAgent', this.name, 'whenToUse', options.whenToUse, false);
+    this.outputType = checkOutputType('SubAgent', this.name, options.outputType);
     Object.freeze(this);
   }
 }
@@ -49,12 +76,17 @@ export interface SubAgentSpecOptions {
   whenToUse?: string;
   tools?: readonly Tool[];
   instructions?: string;
-  provider?: ModelProvider;
+  /** The child's own model; the parent's when omitted. */
+  modelProvider?: ModelProvider;
   modelName?: string;
   temperature?: number;
   maxTokens?: number;
   domainDescription?: string;
+  /** A zod schema the child's answer must satisfy as JSON; run_agent then returns the validated JSON. */
+  outputType?: ZodType;
 }
+
+const SPEC_KEYS = ['name', 'description', 'whenToUse', 'tools', 'instructions', 'modelProvider', 'modelName', 'temperature', 'maxTokens', 'domainDescription', 'outputType'];
 
 
 /**
@@ -67,7 +99,8 @@ export class SubAgentSpec {
   readonly whenToUse: string | undefined;
   readonly tools: readonly Tool[];
   readonly instructions: string | undefined;
-  readonly provider: ModelProvider | undefined;
+  readonly modelProvider: ModelProvider | undefined;
+  readonly outputType: ZodType | undefined;
   readonly modelName: string | undefined;
   readonly temperature: number | undefined;
   readonly maxTokens: number | undefined;
@@ -75,6 +108,7 @@ export class SubAgentSpec {
 
   constructor(options: SubAgentSpecOptions) {
     if (typeof options !== 'object' || options === null) throw new ConfigurationError('SubAgentSpec needs { name, description, ... }.');
+    checkKeys('SubAgentSpec', options, SPEC_KEYS);
     this.name = checkName('SubAgentSpec', options.name);
     this.description = checkText('SubAgentSpec', this.name, 'description', options.description, true)!;
     this.whenToUse = checkText('SubAgentSpec', this.name, 'whenToUse', options.whenToUse, false);
@@ -85,10 +119,11 @@ export class SubAgentSpec {
       throw new ConfigurationError(`SubAgentSpec "${this.name}": tools must be an array of tools made by defineTool.`);
     }
     this.tools = Object.freeze([...tools]);
-    if (options.provider !== undefined && typeof (options.provider as { generate?: unknown }).generate !== 'function') {
-      throw new ConfigurationError(`SubAgentSpec "${this.name}": provider must be a ModelProvider (an object with generate()).`);
+    if (options.modelProvider !== undefined && typeof (options.modelProvider as { generate?: unknown } | null)?.generate !== 'function') {
+      throw new ConfigurationError(`SubAgentSpec "${this.name}": modelProvider must be a ModelProvider (an object with generate()).`);
     }
-    this.provider = options.provider;
+    this.modelProvider = options.modelProvider;
+    this.outputType = checkOutputType('SubAgentSpec', this.name, options.outputType);
     const parsed = modelSettingsSchema.safeParse({ modelName: options.modelName, temperature: options.temperature, maxTokens: options.maxTokens });
     if (!parsed.success) throw new ConfigurationError(`SubAgentSpec "${this.name}": ${z.prettifyError(parsed.error)}.`);
     this.modelName = parsed.data.modelName;

@@ -1,31 +1,19 @@
-import { SpanStatusCode, type Context, type Span } from '@opentelemetry/api';
-import { z } from 'zod';
+import { z, type ZodType } from 'zod';
 import { raceAbort } from '../core/abort.js';
-import { BudgetExceededError, ConfigurationError, UnknownChildError, abortErrorFrom, isAbortError } from '../core/errors.js';
+import { BudgetExceededError, ConfigurationError, UnknownChildError, abortErrorFrom, failsTheRun, isAbortError } from '../core/errors.js';
 import { newRunId } from '../core/ids.js';
-import { ATTR, type DelegationOutcome } from '../observability/attributes.js';
-import { accountedBy, type MetricsCollector, type RunEntry } from '../observability/metrics-collector.js';
+import { childFrame, freezeFrame, type RunFrame } from '../core/run-frame.js';
+import { ATTR } from '../observability/attributes.js';
 import { defineTool, type Tool } from '../tool/define-tool.js';
-import type { ToolContext } from '../tool/tool-context.js';
-import type { ChildResponse } from './child.js';
+import type { DelegationCallContext } from './call-context.js';
+import { answerText, childSpend } from './child-answer.js';
 import { DelegationContext } from './context.js';
+import { DelegationCall, Refusal } from './delegation-call.js';
 import { DepthPolicy } from './depth.js';
 import { linkedSignal } from './linked-signal.js';
-import { taskText, type DelegationRoster, type RosterRunOptions } from './roster.js';
+import { taskText, type DelegationRoster } from './roster.js';
 
-/**
- * The tool context the agent loop gives delegation tools: the public ToolContext plus the run's
- * span, trace context and ledger entry, which the delegator needs to parent, label and account
- * for the child. A caller without them still gets a working delegation, only less observed.
- */
-export interface DelegationCallContext extends ToolContext {
-  readonly span?: Span;
-  readonly traceContext?: Context;
-  readonly metricsCollector?: MetricsCollector;
-  readonly runEntry?: RunEntry;
-  /** The depth ceiling the run inherited from the tree above it, if any. */
-  readonly maxAgentDepth?: number;
-}
+export type { DelegationCallContext } from './call-context.js';
 
 export interface DelegationToolsOptions {
   roster: DelegationRoster;
@@ -37,37 +25,33 @@ export interface DelegationToolsOptions {
   maxConcurrentDelegations?: number;
 }
 
-const runAgentInput = z.object({
-  name: z.string().describe('The sub-agent to delegate to: one of the names listed in this tool\'s description.'),
-  task: z
-    .preprocess((v) => (typeof v === 'string' ? v : taskText(v)), z.string())
-    .describe('The whole task, self-contained: the sub-agent does not see this conversation.'),
+/** The parameters the model reads. run_agent parses its own arguments, so a bad call is its own outcome. */
+const runAgentParameters = z.object({
+  name: z.string().describe("The sub-agent to delegate to: one of the names listed in this tool's description."),
+  task: z.string().describe('The whole task, self-contained: the sub-agent does not see this conversation.'),
 });
-
 const RUN_AGENT_PARAMETERS: object = (() => {
-  const { $schema: _drop, ...schema } = z.toJSONSchema(runAgentInput, { io: 'output' }) as Record<string, unknown>;
+  const { $schema: _drop, ...schema } = z.toJSONSchema(runAgentParameters) as Record<string, unknown>;
   return Object.freeze(schema);
 })();
+const runAgentArguments = z.object({ name: z.string(), task: z.unknown().optional() });
+const OPTION_KEYS = ['roster', 'depth', 'context', 'childTimeoutMs', 'maxConcurrentDelegations'];
 
-/** Which DelegationTools made a run_agent tool: an agent given the tool alone still closes its state. */
-const owners = new WeakMap<object, DelegationTools>();
-
-export function delegationToolsOf(tool: Tool): DelegationTools | undefined {
-  return owners.get(tool);
+/** A run_agent tool carries its per-run state, so the agent it is given to closes each run's state. */
+export interface RunAgentTool extends Tool {
+  readonly delegationContext: DelegationContext;
 }
 
-class Refusal {
-  constructor(
-    readonly outcome: DelegationOutcome,
-    readonly message: string,
-    readonly errorType: string = outcome,
-  ) {}
+export function delegationContextOf(tool: Tool | undefined): DelegationContext | undefined {
+  const c = (tool as Partial<RunAgentTool> | undefined)?.delegationContext;
+  return c instanceof DelegationContext ? c : undefined;
 }
 
 /**
  * The model-facing delegation tools. The roster raises; this layer is the policy that turns every
  * failure into a tool message the model can read, so nothing a child does fails the parent's turn
- * by accident.
+ * by accident. run_agent is a tool of its own making: it reads its own arguments (a malformed
+ * call is an `invalid_request` outcome) and records its own abort.
  */
 export class DelegationTools {
   readonly roster: DelegationRoster;
@@ -75,38 +59,34 @@ export class DelegationTools {
   readonly context: DelegationContext;
   readonly childTimeoutMs: number | undefined;
   readonly maxConcurrentDelegations: number;
-  readonly runAgent: Tool<z.output<typeof runAgentInput>>;
+  readonly runAgent: RunAgentTool;
   readonly listAgents: Tool<Record<string, never>>;
 
   constructor(options: DelegationToolsOptions) {
-    if (typeof options !== 'object' || options === null || typeof options.roster?.run !== 'function') {
+    if (typeof options !== 'object' || options === null || typeof options.roster?.start !== 'function') {
       throw new ConfigurationError('DelegationTools needs { roster: DelegationRoster, depth?, context? }.');
     }
+    const unknown = Object.keys(options).filter((k) => !OPTION_KEYS.includes(k));
+    if (unknown.length > 0) throw new ConfigurationError(`DelegationTools: unknown option(s) ${unknown.join(', ')}. Allowed: ${OPTION_KEYS.join(', ')}.`);
     this.roster = options.roster;
     this.depth = options.depth ?? new DepthPolicy();
     this.context = options.context ?? new DelegationContext();
     this.childTimeoutMs = options.childTimeoutMs;
     this.maxConcurrentDelegations = options.maxConcurrentDelegations ?? 8;
-    const listing = JSON.stringify(this.roster.definitions());
-    const runAgent = defineTool({
+    this.runAgent = Object.freeze({
       name: 'run_agent',
       description:
         'Delegate a self-contained task to a named sub-agent and get its answer back as the result. The sub-agent ' +
         'does not see this conversation, so put everything it needs in `task`. Several calls in one turn run at once.\n' +
         'Available sub-agents:\n' +
         this.roster.describe(),
-      input: runAgentInput,
-      execute: (input, ctx) => this.delegate(input.name, input.task, ctx as DelegationCallContext),
-    });
-    this.runAgent = Object.freeze({
-      ...runAgent,
-      // The model is asked for a string task; a structured one is still accepted and encoded.
       parameters: RUN_AGENT_PARAMETERS,
-      handlesAbort: true,
-      onInvalidInput: (problem: string, ctx: ToolContext) =>
-        this.finish(ctx as DelegationCallContext, '', new Refusal('invalid_request', problem)),
+      input: z.unknown() as ZodType<unknown>,
+      writeSurface: false,
+      execute: (input: unknown, ctx: DelegationCallContext) => this.call(input, ctx),
+      delegationContext: this.context,
     });
-    owners.set(this.runAgent, this);
+    const listing = JSON.stringify(this.roster.definitions());
     this.listAgents = defineTool({
       name: 'list_agents',
       description: 'List the sub-agents run_agent can delegate to, with what each does and when to use it.',
@@ -116,21 +96,60 @@ export class DelegationTools {
   }
 
   get tools(): Tool[] {
-    return [this.runAgent as Tool, this.listAgents as Tool];
+    return [this.runAgent, this.listAgents as Tool];
+  }
+
+  /** run_agent's body: reads the model's arguments, then delegates. */
+  private call(input: unknown, ctx: DelegationCallContext): Promise<string> {
+    const refuse = (problem: string) => Promise.resolve(new DelegationCall(ctx, '').finish(new Refusal('invalid_request', problem)));
+    if (typeof input === 'string') {
+      // Arguments that were not JSON at all reach run_agent as text (see parseToolInput).
+      try {
+        input = JSON.parse(input);
+      } catch (error) {
+        return refuse(`the arguments for tool "run_agent" are not valid JSON (${(error as Error).message}). Call it again with { "name": ..., "task": ... }.`);
+      }
+    }
+    const args = runAgentArguments.safeParse(input);
+    if (!args.success) {
+      return refuse(`the arguments for tool "run_agent" do not match its parameters: ${z.prettifyError(args.error)}. Call it again with { name: string, task: string }.`);
+    }
+    let task: string;
+    try {
+      task = taskText(args.data.task);
+    } catch {
+      const problem = `run_agent refused: the task for "${args.data.name}" is nested too deeply to pass on. Write it as text.`;
+      return Promise.resolve(new DelegationCall(ctx, args.data.name).finish(new Refusal('invalid_request', problem)));
+    }
+    return this.delegate(args.data.name, task, ctx);
   }
 
   /** Runs one delegation and returns the text the model reads. Throws only when the parent itself is aborted. */
   async delegate(name: string, task: string, ctx: DelegationCallContext): Promise<string> {
-    if (task.trim() === '') {
-      return this.finish(ctx, name, new Refusal('invalid_request', `run_agent refused: the task for "${name}" is empty. Write the whole task in \`task\`; the sub-agent sees nothing else.`));
+    const call = new DelegationCall(ctx, name);
+    const frame = ctx.frame ?? frameOf(ctx);
+    const ceiling = this.depth.ceilingFor(frame.maxDepth);
+    const refused = this.refusalBefore(name, task, frame.depth, ceiling);
+    if (refused) return call.finish(refused);
+    // Recorded the moment the parent aborts, before the loop ends this call's span.
+    const onAbort = () => call.finish(new Refusal('aborted', `the run was aborted while "${name}" was working.`, 'AbortError'));
+    ctx.signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      return await this.runChild(call, frame, ceiling, task);
+    } finally {
+      ctx.signal.removeEventListener('abort', onAbort);
     }
-    const ceiling = this.depth.ceilingFor(ctx.maxAgentDepth);
-    if (!this.depth.allows(ctx.agentDepth, ceiling)) {
-      return this.finish(ctx, name, new Refusal('refused_depth', this.depth.refusal(name, ctx.agentDepth, ceiling)));
-    }
-    if (!this.roster.find(name)) {
-      return this.finish(ctx, name, new Refusal('unknown_child', new UnknownChildError(name, this.roster.names).message));
-    }
+  }
+
+  private refusalBefore(name: string, task: string, depth: number, ceiling: number): Refusal | undefined {
+    if (task.trim() === '') return new Refusal('invalid_request', `run_agent refused: the task for "${name}" is empty. Write the whole task in \`task\`; the sub-agent sees nothing else.`);
+    if (!this.depth.allows(depth, ceiling)) return new Refusal('refused_depth', this.depth.refusal(name, depth, ceiling));
+    if (!this.roster.find(name)) return new Refusal('unknown_child', new UnknownChildError(name, this.roster.names).message);
+    return undefined;
+  }
+
+  private async runChild(call: DelegationCall, frame: RunFrame, ceiling: number, task: string): Promise<string> {
+    const { ctx, name } = call;
     const childRunId = newRunId();
     if (ctx.span?.isRecording()) ctx.span.setAttribute(ATTR.delegationChildRunId, childRunId);
     let release: () => void;
@@ -138,37 +157,23 @@ export class DelegationTools {
       const slot = this.context.acquire(ctx.runId, this.maxConcurrentDelegations, ctx.signal);
       release = typeof slot === 'function' ? slot : await slot;
     } catch {
-      this.finish(ctx, name, new Refusal('aborted', `the run was aborted before "${name}" could start.`, 'AbortError'));
+      call.finish(new Refusal('aborted', `the run was aborted before "${name}" could start.`, 'AbortError'));
       throw abortErrorFrom(ctx.signal);
     }
     this.context.recordStart(ctx.runId, name);
     const link = linkedSignal(ctx.signal, this.childTimeoutMs);
     try {
-      // Optional fields are assigned, not spread in: V8 copies `...(cond ? {…} : {})` on a slow
-      // path that cost several microseconds a hop (see docs/benchmarks.md).
-      const options: RosterRunOptions = {
-        depth: ctx.agentDepth + 1,
-        runId: childRunId,
-        rootRunId: ctx.rootRunId,
-        parentRunId: ctx.runId,
-        signal: link.signal,
-        maxAgentDepth: ceiling,
-      };
-      if (ctx.scope !== undefined) options.scope = ctx.scope;
-      if (ctx.traceContext !== undefined) options.parentContext = ctx.traceContext;
-      if (ctx.metricsCollector !== undefined) options.metricsCollector = ctx.metricsCollector;
+      const child = childFrame(frame, { runId: childRunId, signal: link.signal, traceContext: ctx.traceContext, maxDepth: ceiling, timeoutMs: this.childTimeoutMs });
+      const started = this.roster.start(name, task, child, ctx.account?.accounting);
       // Raced, because a child that ignores its signal must still be let go at its timeout.
-      const running = this.roster.run(name, task, options);
-      const response = await raceAbort(running, link.signal, `sub-agent "${name}"`);
-      const text = answerOf(name, response);
-      this.absorbForeign(ctx, childRunId, response);
-      return this.finish(ctx, name, text);
+      const response = await raceAbort(started.running, link.signal, `sub-agent "${name}"`);
+      const text = answerText(name, response, this.roster.find(name)!.outputType);
+      ctx.account?.absorbChild(childSpend(childRunId, task, text, response, started.handOff.receipt));
+      return call.finish(text);
     } catch (error) {
-      if (ctx.signal.aborted) {
-        this.finish(ctx, name, new Refusal('aborted', `the run was aborted while "${name}" was working.`, 'AbortError'));
-        throw abortErrorFrom(ctx.signal);
-      }
-      return this.finish(ctx, name, this.refusalFor(name, error, link.timedOut));
+      if (ctx.signal.aborted) throw abortErrorFrom(ctx.signal);
+      if (failsTheRun(error)) throw error;
+      return call.finish(this.refusalFor(name, error, link.timedOut));
     } finally {
       link.dispose();
       release();
@@ -177,18 +182,12 @@ export class DelegationTools {
 
   private refusalFor(name: string, error: unknown, timedOut: boolean): Refusal {
     if (timedOut) {
-      return new Refusal(
-        'aborted',
-        `Sub-agent "${name}" timed out after ${this.childTimeoutMs} ms and was stopped. Try a smaller task, or answer without it.`,
-        'TimeoutError',
-      );
+      return new Refusal('aborted', `Sub-agent "${name}" timed out after ${this.childTimeoutMs} ms and was stopped. Try a smaller task, or answer without it.`, 'TimeoutError');
     }
-    if (error instanceof BudgetExceededError) {
-      return new Refusal('budget_exceeded', `Sub-agent "${name}" could not run: ${error.message}`, 'BudgetExceededError');
+    if (error instanceof BudgetExceededError || (error as Error | null)?.name === 'BudgetStoreUnavailableError') {
+      return new Refusal('budget_exceeded', `Sub-agent "${name}" could not run: ${(error as Error).message}`, (error as Error).name);
     }
-    if (isAbortError(error)) {
-      return new Refusal('aborted', `Sub-agent "${name}" was aborted before it finished.`, (error as Error).name);
-    }
+    if (isAbortError(error)) return new Refusal('aborted', `Sub-agent "${name}" was aborted before it finished.`, (error as Error).name);
     const e = error instanceof Error ? error : new Error(String(error));
     return new Refusal(
       'child_error',
@@ -196,39 +195,20 @@ export class DelegationTools {
       e.name || 'Error',
     );
   }
-
-  /** A child that accounted elsewhere (another collector, or none) has its usage taken in here. */
-  private absorbForeign(ctx: DelegationCallContext, childRunId: string, response: ChildResponse): void {
-    const collector = ctx.metricsCollector;
-    const entry = ctx.runEntry;
-    if (!collector || !entry || collector.isOwnChild(entry, childRunId)) return;
-    if (response.totalUsage) collector.absorbChild(entry, response.totalUsage, response.totalCostUsd ?? null, accountedBy(response));
-  }
-
-  private finish(ctx: DelegationCallContext, name: string, result: string | Refusal): string {
-    const outcome: DelegationOutcome = typeof result === 'string' ? 'delegated' : result.outcome;
-    const span = ctx.span;
-    if (span?.isRecording()) {
-      if (name !== '') span.setAttribute(ATTR.delegationChild, name);
-      span.setAttribute(ATTR.delegationOutcome, outcome);
-      if (typeof result !== 'string') {
-        span.setAttribute(ATTR.errorType, result.errorType);
-        span.setStatus({ code: SpanStatusCode.ERROR, message: result.message });
-      }
-    }
-    // A name the roster does not hold came from the model, and could be anything: as a metric
-    // label it would make a new series per hallucination. The span keeps the real name.
-    const label = outcome === 'unknown_child' ? '(unknown)' : name === '' ? '(invalid)' : name;
-    ctx.metricsCollector?.recordDelegation(label, outcome);
-    if (typeof result !== 'string') ctx.logger.debug({ child: name, outcome }, 'delegation did not complete');
-    return typeof result === 'string' ? result : result.message;
-  }
 }
 
-function answerOf(name: string, response: ChildResponse): string {
-  const text = (response as Partial<ChildResponse> | null | undefined)?.finalResponse;
-  if (typeof text !== 'string') {
-    throw new TypeError(`sub-agent "${name}" answered without a finalResponse string`);
-  }
-  return text;
+/** The frame of a run that called run_agent without one (tools composed by hand, outside the loop). */
+function frameOf(ctx: DelegationCallContext): RunFrame {
+  return freezeFrame({
+    runId: ctx.runId,
+    rootRunId: ctx.rootRunId,
+    parentRunId: ctx.parentRunId,
+    depth: ctx.agentDepth,
+    maxDepth: undefined,
+    scope: ctx.scope,
+    signal: ctx.signal,
+    traceContext: ctx.traceContext,
+    deadline: undefined,
+    askUser: undefined,
+  });
 }

@@ -53,6 +53,7 @@ export const METRIC = {
   operationDuration: 'gen_ai.client.operation.duration',
   tenantCost: 'symfonic.tenant.cost',
   delegations: 'symfonic.delegations',
+  budgetStoreErrors: 'symfonic.budget.store_errors',
 } as const;
 
 /** The conventions' advised bucket boundaries for the two GenAI client histograms. */
@@ -70,6 +71,7 @@ export type DelegationOutcome =
 
 export const SPAN_EVENT = {
   budgetWarning: 'symfonic.budget.warning',
+  budgetUnchecked: 'symfonic.budget.unchecked',
 } as const;
 
 export const TRACER_NAME = 'symfonic';

@@ -6,6 +6,7 @@ export interface Instruments {
   operationDuration: Histogram;
   tenantCost: Counter;
   delegations: Counter;
+  storeErrors: Counter;
 }
 
 function createInstruments(meter: Meter): Instruments {
@@ -27,6 +28,10 @@ function createInstruments(meter: Meter): Instruments {
     delegations: meter.createCounter(METRIC.delegations, {
       description: 'run_agent calls by child and outcome',
       unit: '{delegation}',
+    }),
+    storeErrors: meter.createCounter(METRIC.budgetStoreErrors, {
+      description: 'Budget store writes (settle, release, absorbed spend) that failed after a model call answered',
+      unit: '{error}',
     }),
   };
 }

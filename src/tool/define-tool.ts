@@ -15,17 +15,6 @@ export interface Tool<Input = unknown> {
   /** A tool that changes state outside the run. A pre-built child holding one is refused. */
   readonly writeSurface: boolean;
   execute(input: Input, ctx: ToolContext): unknown;
-  /**
-   * Called instead of `execute` when the model's arguments are not JSON or fail the schema, for
-   * a tool that must record the refusal (run_agent's outcome). The model still reads the problem.
-   */
-  onInvalidInput?(problem: string, ctx: ToolContext): void;
-  /**
-   * True for a tool that stops on `ctx.signal` by itself and must finish its own bookkeeping
-   * when it does (run_agent records the `aborted` outcome). Other tools are raced against the
-   * signal, so an abort never waits on a tool that ignores it.
-   */
-  readonly handlesAbort?: boolean;
 }
 
 export interface ToolSpec<S extends ZodType> {

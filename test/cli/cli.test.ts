@@ -345,7 +345,7 @@ describe('symfonic tree FILE', () => {
         new SubAgentSpec({
           name: 'searcher',
           description: 'Searches.',
-          provider: scriptedModel([{ text: 'May.', usage: { inputTokens: 150, outputTokens: 5 } }], { modelName: 'search-model' }),
+          modelProvider: scriptedModel([{ text: 'May.', usage: { inputTokens: 150, outputTokens: 5 } }], { modelName: 'search-model' }),
         }),
       ],
     });

@@ -21,7 +21,7 @@ const rec = recordEachTest();
 describe('FacadeChild', () => {
   it('adapts the facade Agent into a leaf child answering an AgentResponse under the run id the roster passed', async () => {
     const model = scriptedModel((req) => `facade says ${firstUser(req)}`);
-    const facade = new Agent({ name: 'summariser', model });
+    const facade = new Agent({ name: 'summariser', modelProvider: model });
     const roster = new DelegationRoster([{ name: 'summariser', description: 'Summarises.', agent: new FacadeChild(facade) }]);
     const response = (await roster.run('summariser', 'the text', { runId: 'child-run-1', parentRunId: 'parent-run', rootRunId: 'root-run', depth: 2 })) as AgentResponse;
     expect(response.finalResponse).toBe('facade says the text');
@@ -32,7 +32,7 @@ describe('FacadeChild', () => {
   });
 
   it('delegated to by a SymfonicAgent, it joins the tree: its run id is the one the roster minted', async () => {
-    const facade = new Agent({ name: 'summariser', model: scriptedModel((req) => `summary of ${firstUser(req)}`) });
+    const facade = new Agent({ name: 'summariser', modelProvider: scriptedModel((req) => `summary of ${firstUser(req)}`) });
     const child = recorded(new FacadeChild(facade));
     const lead = new SymfonicAgent({
       name: 'lead',
@@ -73,7 +73,7 @@ describe('FacadeChild', () => {
 
   it('refuses an agent declaring a delegation capability: it is not a leaf', () => {
     const helper = new SubAgent({ name: 'helper', agent: spyChild(), description: 'd' });
-    const delegating = new Agent({ name: 'boss', model: scriptedModel([]), capabilities: [delegatedChildren([helper])] });
+    const delegating = new Agent({ name: 'boss', modelProvider: scriptedModel([]), capabilities: [delegatedChildren([helper])] });
     expect(() => new FacadeChild(delegating)).toThrow(ConfigurationError);
     expect(() => new FacadeChild(delegating)).toThrow(/delegation capability/);
     const kernel = new SymfonicAgent({ name: 'boss', modelProvider: scriptedModel([]), subAgents: [helper] });
@@ -86,6 +86,6 @@ describe('FacadeChild', () => {
   it('accepts an agent with tools and non-delegation capabilities', () => {
     const tool = defineTool({ name: 'look', description: 'Looks.', input: z.object({}), execute: () => 'seen' });
     const other: Capability = { name: 'search', contribute: () => ({ tools: [tool] }) };
-    expect(() => new FacadeChild(new Agent({ name: 'leaf', model: scriptedModel([]), capabilities: [other] }))).not.toThrow();
+    expect(() => new FacadeChild(new Agent({ name: 'leaf', modelProvider: scriptedModel([]), capabilities: [other] }))).not.toThrow();
   });
 });

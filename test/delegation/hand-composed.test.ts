@@ -36,14 +36,14 @@ describe('FacadeChild and the write-surface rule', () => {
   const reader = defineTool({ name: 'look', description: 'reads', input: z.object({}), execute: () => 'seen' });
 
   it('refuses a facade holding a write-surface tool, as it would the agent itself', () => {
-    const facade = new Agent({ name: 'scribe', model: scriptedModel(['x']), tools: [writer] });
+    const facade = new Agent({ name: 'scribe', modelProvider: scriptedModel(['x']), tools: [writer] });
     expect(() => new SymfonicAgent({ name: 'p', modelProvider: scriptedModel(['x']), subAgents: [new SubAgent({ name: 'scribe', agent: new FacadeChild(facade), description: 'writes' })] })).toThrow(
       /holds write-surface tool\(s\) "save"/,
     );
   });
 
   it('accepts a facade whose tools only read', () => {
-    const facade = new Agent({ name: 'viewer', model: scriptedModel(['x']), tools: [reader] });
+    const facade = new Agent({ name: 'viewer', modelProvider: scriptedModel(['x']), tools: [reader] });
     const child = new FacadeChild(facade);
     expect(child.tools.map((t) => t.name)).toEqual(['look']);
     expect(() => new SymfonicAgent({ name: 'p', modelProvider: scriptedModel(['x']), subAgents: [new SubAgent({ name: 'viewer', agent: child, description: 'reads' })] })).not.toThrow();

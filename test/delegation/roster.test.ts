@@ -142,7 +142,7 @@ describe('registration refusals', () => {
     const lead = new SymfonicAgent({
       name: 'lead',
       modelProvider: scriptedModel(callsThenAnswer([runAgent('clerk', 'file it')])),
-      subAgents: [new SubAgentSpec({ name: 'clerk', description: 'Files things.', tools: [readTool, writeTool], provider: model })],
+      subAgents: [new SubAgentSpec({ name: 'clerk', description: 'Files things.', tools: [readTool, writeTool], modelProvider: model })],
     });
     const response = await lead.run('go');
     expect(response.finalResponse).toBe('final: filed');

@@ -107,33 +107,43 @@ describe('scope across a delegation tree', () => {
 
   describe('a child with askUserEnabled', () => {
     const build = () => {
-      const asker = new SymfonicAgent({
-        name: 'asker',
-        modelProvider: scriptedModel(() => 'asked and answered'),
-        config: new FrameworkConfig({ agent: { askUserEnabled: true } }),
-      });
+      const askerModel = scriptedModel((req, i) => (i === 0 ? { toolCalls: [{ name: 'ask_user', arguments: { question: 'Which region?' } }] } : `asker read: ${toolResults(req)[0]}`));
+      const asker = new SymfonicAgent({ name: 'asker', modelProvider: askerModel, config: new FrameworkConfig({ agent: { askUserEnabled: true } }) });
       const model = scriptedModel(callsThenAnswer([runAgent('asker', 'ask the user')], (r) => `parent read: ${r[0]}`));
       const parent = new SymfonicAgent({ name: 'parent', modelProvider: model, subAgents: [new SubAgent({ name: 'asker', agent: asker, description: 'd' })] });
-      return { parent, model };
+      return { parent, askerModel };
     };
 
-    it("without a scope fails as a child_error the parent's model reads, and the parent answers", async () => {
-      const { parent, model } = build();
-      const r = await parent.run('start');
-      const message = toolResults(model.calls[1]!)[0]!;
-      expect(message).toContain('"asker"');
-      expect(message).toMatch(/ConfigurationError/);
-      expect(message).toMatch(/askUserEnabled/);
-      expect(message).toMatch(/scope/);
-      expect(r.finalResponse).toBe(`parent read: ${message}`);
-      expect(runAgentSpans(rec.spans()).map(outcomeOf)).toEqual(['child_error']);
+    it('offers the model an ask_user tool', () => {
+      const { parent } = build();
+      expect(parent.tools.map((t) => t.name)).not.toContain('ask_user');
+      const asker = new SymfonicAgent({ name: 'a', modelProvider: scriptedModel([]), config: new FrameworkConfig({ agent: { askUserEnabled: true } }) });
+      expect(asker.tools.map((t) => t.name)).toEqual(['ask_user']);
     });
 
-    it('with a scope runs', async () => {
+    it("without a scope, ask_user is refused as a tool message and the child answers without it", async () => {
+      const { parent } = build();
+      const asked: string[] = [];
+      const r = await parent.run('start', { askUser: async (q) => (asked.push(q), 'EU') });
+      expect(asked).toEqual([]);
+      expect(r.finalResponse).toMatch(/^parent read: asker read: ask_user refused: this run has no scope/);
+      expect(runAgentSpans(rec.spans()).map(outcomeOf)).toEqual(['delegated']);
+    });
+
+    it("with a scope, the root's askUser handler answers the child, with the child's run id and the scope", async () => {
+      const { parent } = build();
+      const asked: { question: string; agent: string; tenant: string; runId: string }[] = [];
+      const r = await parent.run('start', { scope: scopeInput, askUser: async (question, ctx) => (asked.push({ question, agent: ctx.agent, tenant: ctx.scope.tenantId, runId: ctx.runId }), 'EU') });
+      expect(r.finalResponse).toBe('parent read: asker read: EU');
+      expect(asked).toHaveLength(1);
+      expect(asked[0]).toMatchObject({ question: 'Which region?', agent: 'asker', tenant: 'acme' });
+      expect(asked[0]!.runId).not.toBe(r.runId);
+    });
+
+    it('with a scope but no handler, ask_user is refused as a tool message', async () => {
       const { parent } = build();
       const r = await parent.run('start', { scope: scopeInput });
-      expect(r.finalResponse).toBe('parent read: asked and answered');
-      expect(runAgentSpans(rec.spans()).map(outcomeOf)).toEqual(['delegated']);
+      expect(r.finalResponse).toMatch(/ask_user refused: nobody is listening/);
     });
   });
 });

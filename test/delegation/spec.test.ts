@@ -31,7 +31,7 @@ describe('a SubAgentSpec child', () => {
     const lead = new SymfonicAgent({
       name: 'lead',
       modelProvider: shared,
-      subAgents: [new SubAgentSpec({ name: 'inheritor', description: 'd' }), new SubAgentSpec({ name: 'owner', description: 'd', provider: other })],
+      subAgents: [new SubAgentSpec({ name: 'inheritor', description: 'd' }), new SubAgentSpec({ name: 'owner', description: 'd', modelProvider: other })],
     });
     const r = await lead.run('start');
     expect(r.finalResponse).toBe('shared answered task-i | other answered task-o');
@@ -48,7 +48,7 @@ describe('a SubAgentSpec child', () => {
       name: 'lead',
       modelProvider: model,
       config: new FrameworkConfig({ agent: { maxTurns: 2 }, captureContent: true }),
-      subAgents: [new SubAgentSpec({ name: 'looper', description: 'd', tools: [noop], provider: looper })],
+      subAgents: [new SubAgentSpec({ name: 'looper', description: 'd', tools: [noop], modelProvider: looper })],
     });
     const r = await lead.run('start');
     expect(looper.calls).toHaveLength(2);

@@ -1,3 +1,4 @@
+import { testFrame } from '../support/frames.js';
 import { describe, expect, it } from 'vitest';
 import {
   AbortError,
@@ -13,9 +14,9 @@ import {
   OutputValidationError,
   SymfonicError,
   UnknownChildError,
-  makeScope,
-  newRunId,
 } from '../../src/index.js';
+import { makeScope } from '../../src/core/scope.js';
+import { newRunId } from '../../src/core/ids.js';
 import { LineageError, ScriptError } from '../../src/testing/index.js';
 import { addUsage, addUsageInto, type Usage } from '../../src/core/usage.js';
 import { caught, caughtSync, RUN_ID } from './helpers.js';
@@ -185,9 +186,8 @@ describe('errors', () => {
       error: () =>
         caught(() => {
           const collector = new MetricsCollector();
-          const start = { runId: 'run-1', parentRunId: null, rootRunId: 'run-1', tenantId: null, agentName: 'a' };
-          collector.startRun(start);
-          collector.startRun(start);
+          collector.open(testFrame({ runId: 'run-1' }), 'a');
+          collector.open(testFrame({ runId: 'run-1' }), 'a');
         }),
       problem: [/run id "run-1" is already open/],
       fix: /pass a fresh runId or none/,

@@ -109,8 +109,6 @@ describe('the built package, imported by a consumer', () => {
       Agent: 'function',
       FrameworkConfig: 'function',
       defineTool: 'function',
-      makeScope: 'function',
-      newRunId: 'function',
       MetricsCollector: 'function',
       TenantBudgets: 'function',
       SubAgent: 'function',
@@ -128,6 +126,8 @@ describe('the built package, imported by a consumer', () => {
       BudgetExceededError: 'function',
       MaxTurnsExceededError: 'function',
     });
+    // Internals stay internal: the public surface is the contract.
+    for (const name of ['makeScope', 'newRunId', 'ChildLifecycle', 'costOf', 'defaultMetricsCollector']) expect((out.main as Record<string, unknown>)[name]).toBeUndefined();
     expect(out.testing).toMatchObject({
       scriptedModel: 'function',
       recordTelemetry: 'function',

@@ -7,7 +7,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { MetricsCollector, SubAgent, SymfonicAgent, TenantBudgets, defineTool, priceTable, type AgentResponse, type RunFigures } from '../../src/index.js';
-import { defaultMetricsCollector } from '../../src/observability/metrics-collector.js';
 import { scriptedModel, type ScriptedTurn } from '../../src/testing/index.js';
 import { recordEachTest } from '../support/per-test.js';
 import { RecordingBudgetStore, counterPoints, metricNamed, recordingChild, tokens, turnOf, usage } from './helpers.js';
@@ -81,15 +80,13 @@ describe('a pre-built child with no collector', () => {
   it("accounts in its delegator's collector, live, and is counted once", async () => {
     const store = new RecordingBudgetStore();
     const parentCollector = new MetricsCollector({ prices, budgets: new TenantBudgets({ limits: { acme: { maxTokens: 1_000_000 } }, store }) });
-    const shared = defaultMetricsCollector();
-    const sharedBefore = shared.tenant('acme');
-    const seen: { inParent: RunFigures | undefined; inShared: RunFigures | undefined; parentOpen: number }[] = [];
+    const seen: { inParent: RunFigures | undefined; parentOpen: number }[] = [];
     const probe = defineTool({
       name: 'probe',
       description: 'Reads the ledgers.',
       input: z.object({}),
       execute: (_input, ctx) => {
-        seen.push({ inParent: parentCollector.run(ctx.runId), inShared: shared.run(ctx.runId), parentOpen: parentCollector.openRuns });
+        seen.push({ inParent: parentCollector.run(ctx.runId), parentOpen: parentCollector.openRuns });
         return 'ok';
       },
     });
@@ -105,10 +102,9 @@ describe('a pre-built child with no collector', () => {
 
     const response = await parent.run('task', { scope: { tenantId: 'acme' } });
 
-    // While it ran, its entry was in the parent's collector (as the parent's child), not the shared one.
+    // While it ran, its entry was in the parent's collector (as the parent's child).
     expect(seen).toHaveLength(1);
     expect(tokens(seen[0]!.inParent!.own)).toEqual({ inputTokens: 500, outputTokens: 50 });
-    expect(seen[0]!.inShared).toBeUndefined();
     expect(seen[0]!.parentOpen).toBe(2);
     // Counted once: accounted live, so not absorbed again on top.
     expect(tokens(response.totalUsage)).toEqual({ inputTokens: 630, outputTokens: 63 });
@@ -118,7 +114,6 @@ describe('a pre-built child with no collector', () => {
     expect(store.reservations.size).toBe(4);
     expect(store.unreserved).toEqual([]);
     expect(store.usage('acme', undefined, Date.now()).spent.tokens).toBe(693);
-    expect(shared.tenant('acme')).toEqual(sharedBefore);
     expect(parentCollector.openRuns).toBe(0);
   });
 });

@@ -106,11 +106,11 @@ describe('metrics', () => {
     const costMetric = metricNamed(all, 'symfonic.tenant.cost')!;
     expect(costMetric.descriptor.unit).toBe('USD');
     const costOf = (tenant: string) => counterPoints(costMetric).find((p) => p.attributes['symfonic.tenant_id'] === tenant)?.value;
-    const acme = collector.tenant('acme').costUsd;
+    const acme = collector.tenant('acme').costUsd!;
     expect(acme).toBeCloseTo((3000 * 2 + 300 * 10 + 100 * 1 + 10 * 4) / 1e6, 15);
     expect(costOf('acme')).toBeCloseTo(acme, 15);
-    expect(costOf('globex')).toBeCloseTo(collector.tenant('globex').costUsd, 15);
-    expect(collector.tenant('globex').costUsd).toBeCloseTo((7 * 2 + 3 * 10) / 1e6, 15);
+    expect(costOf('globex')).toBeCloseTo(collector.tenant('globex').costUsd!, 15);
+    expect(collector.tenant('globex').costUsd!).toBeCloseTo((7 * 2 + 3 * 10) / 1e6, 15);
     expect(counterPoints(costMetric).length).toBe(2);
 
     // symfonic.delegations by child and outcome.

@@ -4,6 +4,7 @@
  * calls still land on the parent, its root and its tenant; and a start under an id that is
  * already open is refused, leaving the open entry and its figures intact.
  */
+import { testFrame } from '../support/frames.js';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
@@ -17,7 +18,7 @@ import {
   type RunFigures,
   type TenantFigures,
 } from '../../src/index.js';
-import type { CallTicket } from '../../src/observability/metrics-collector.js';
+import type { CallTicket } from '../../src/observability/accounting.js';
 import { scriptedModel, type ScriptedTurn } from '../../src/testing/index.js';
 import { deferred } from '../support/async.js';
 import { recordingChild, taskOf, tokens, turnOf, usage } from './helpers.js';
@@ -138,25 +139,25 @@ describe('a start under an already-open run id is refused', () => {
   const prices = priceTable({ m: { inputPerMTok: 1, outputPerMTok: 2 } });
   const outcome = { providerName: 'p', requestModel: 'm', responseModel: 'm', durationS: 0.001 };
 
-  it('collector.startRun throws DuplicateRunError and the open entry keeps its figures', () => {
+  it('collector.open throws DuplicateRunError and the open entry keeps its figures', () => {
     const collector = new MetricsCollector({ prices });
-    const entry = collector.startRun({ runId: 'r1', parentRunId: null, rootRunId: 'r1', tenantId: 't', agentName: 'a' });
-    const child = collector.startRun({ runId: 'r1-child', parentRunId: 'r1', rootRunId: 'r1', tenantId: 't', agentName: 'b' });
+    const entry = collector.open(testFrame({ runId: 'r1', tenantId: 't' }), 'a');
+    const child = collector.open(testFrame({ runId: 'r1-child', parentRunId: 'r1', rootRunId: 'r1', tenantId: 't' }), 'b');
     const call = { providerName: 'p', modelName: 'm', estimateInputTokens: () => 1, maxTokens: 10 };
-    collector.endCall(entry, collector.beginCall(entry, call) as CallTicket, usage(50, 5), outcome);
-    collector.endCall(child, collector.beginCall(child, call) as CallTicket, usage(7, 3), outcome);
+    entry.endCall(entry.beginCall(call) as CallTicket, usage(50, 5), outcome);
+    child.endCall(child.beginCall(call) as CallTicket, usage(7, 3), outcome);
     const before = collector.run('r1');
     expect(tokens(before!.total)).toEqual({ inputTokens: 57, outputTokens: 8 });
 
     // Neither a second root nor a child claiming its parent's id may take the open entry over.
     for (const start of [
-      { runId: 'r1', parentRunId: null, rootRunId: 'r1', tenantId: 't', agentName: 'a' },
-      { runId: 'r1', parentRunId: 'r1', rootRunId: 'r1', tenantId: 't', agentName: 'b' },
-      { runId: 'r1-child', parentRunId: 'r1', rootRunId: 'r1', tenantId: 'other', agentName: 'b' },
+      { runId: 'r1', parentRunId: null, rootRunId: 'r1', tenantId: 't' },
+      { runId: 'r1', parentRunId: 'r1', rootRunId: 'r1', tenantId: 't' },
+      { runId: 'r1-child', parentRunId: 'r1', rootRunId: 'r1', tenantId: 'other' },
     ]) {
       let thrown: unknown;
       try {
-        collector.startRun(start);
+        collector.open(testFrame(start), 'x');
       } catch (error) {
         thrown = error;
       }
@@ -168,18 +169,18 @@ describe('a start under an already-open run id is refused', () => {
     expect(collector.openRuns).toBe(2);
 
     // The entry still accounts: a later child call still rolls into it.
-    collector.endCall(child, collector.beginCall(child, call) as CallTicket, usage(1, 1), outcome);
+    child.endCall(child.beginCall(call) as CallTicket, usage(1, 1), outcome);
     expect(tokens(collector.run('r1')!.total)).toEqual({ inputTokens: 58, outputTokens: 9 });
     expect(collector.run('r1')!.totalCostUsd).toBeCloseTo((58 * 1 + 9 * 2) / 1e6, 15);
     expect(tokens(collector.tenant('t').usage)).toEqual({ inputTokens: 58, outputTokens: 9 });
 
-    collector.endRun(child);
-    collector.endRun(entry);
+    child.close();
+    entry.close();
     expect(collector.openRuns).toBe(0);
     // Once closed the id is free again: refusal is about open entries, not ids ever seen.
-    const again = collector.startRun({ runId: 'r1', parentRunId: null, rootRunId: 'r1', tenantId: 't', agentName: 'a' });
+    const again = collector.open(testFrame({ runId: 'r1', tenantId: 't' }), 'a');
     expect(tokens(collector.run('r1')!.own)).toEqual({ inputTokens: 0, outputTokens: 0 });
-    collector.endRun(again);
+    again.close();
   });
 
   it('agent.run with the runId of a run in flight rejects, and the run in flight is untouched', async () => {

@@ -20,7 +20,8 @@ import {
   type Spend,
   type SymfonicAgentOptions,
 } from '../../src/index.js';
-import type { RunEntry, RunStart } from '../../src/observability/metrics-collector.js';
+import type { ProblemReporter, RunAccount } from '../../src/observability/accounting.js';
+import type { RunFrame } from '../../src/core/run-frame.js';
 import { recordTelemetry, type TelemetryRecording } from '../../src/testing/index.js';
 import { perTest } from '../support/per-test.js';
 
@@ -38,10 +39,10 @@ export class TrackingStore extends InMemoryBudgetStore {
 /** A collector that counts the runs it opened, to match against finished invoke_agent spans. */
 export class CountingCollector extends MetricsCollector {
   started = 0;
-  override startRun(start: RunStart): RunEntry {
-    const entry = super.startRun(start);
+  override open(frame: RunFrame, agentName: string, report?: ProblemReporter): RunAccount {
+    const account = super.open(frame, agentName, report);
     this.started++;
-    return entry;
+    return account;
   }
 }
 

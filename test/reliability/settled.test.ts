@@ -2,6 +2,7 @@
  * The check every reliability scenario ends with must itself be able to fail: each kind of leak
  * is made here by hand, and `settled()` has to name it.
  */
+import { testFrame } from '../support/frames.js';
 import { trace } from '@opentelemetry/api';
 import { describe, expect, it } from 'vitest';
 import { scriptedModel } from '../../src/testing/index.js';
@@ -40,7 +41,7 @@ describe('settled()', () => {
   });
 
   it('names a ledger entry left open', () => {
-    r.collector.startRun({ runId: 'left-open', parentRunId: null, rootRunId: 'left-open', tenantId: null, agentName: 'x' });
+    r.collector.open(testFrame({ runId: 'left-open', tenantId: 'acme' }), 'x');
     expect(failureOf(() => r.settled())).toContain('collector.openRuns is 1');
   });
 

@@ -1,0 +1,25 @@
+import type { Logger } from '../observability/logger.js';
+import type { Accounting } from '../observability/accounting.js';
+import type { DelegationContext } from '../delegation/context.js';
+import type { ModelProvider, ToolDefinition } from '../model/types.js';
+import type { Tool } from '../tool/define-tool.js';
+import type { FrameworkConfig } from './framework-config.js';
+
+/** What the loop reads of an agent: fixed at construction, shared by all its runs. */
+export interface AgentCore {
+  readonly name: string;
+  readonly modelProvider: ModelProvider;
+  readonly instructions: string | undefined;
+  readonly tools: ReadonlyMap<string, Tool>;
+  readonly toolDefinitions: ToolDefinition[];
+  /** Characters of the tool definitions as sent, for estimating a request's input tokens. */
+  readonly toolDefinitionChars: number;
+  readonly config: FrameworkConfig;
+  /** The agent's own ledger, if it was given one. */
+  readonly accounting: Accounting | undefined;
+  /** A ledger of the agent's own for root runs given none: made on first use. */
+  readonly privateAccounting: () => Accounting;
+  readonly logger: Logger;
+  /** Per-run delegation state of the agent's run_agent tool, closed as each run ends. */
+  readonly delegationContext: DelegationContext | undefined;
+}

@@ -1,0 +1,111 @@
+import { SpanKind, type Span } from '@opentelemetry/api';
+import { raceAbort } from '../core/abort.js';
+import { abortErrorFrom } from '../core/errors.js';
+import type { ModelRequest, ModelResponse } from '../model/types.js';
+import type { CallTicket } from '../observability/accounting.js';
+import { ATTR, SPAN_EVENT } from '../observability/attributes.js';
+import { inputMessagesJson, outputMessagesJson, systemInstructionsJson } from '../observability/content.js';
+import { checkResponse, estimateInput, usageOf } from './model-response.js';
+import { failSpan, tracer } from './run-span.js';
+import type { RunState } from './run-state.js';
+
+function buildRequest(run: RunState): ModelRequest {
+  const settings = run.core.config.model;
+  const request: ModelRequest = { messages: run.messages.slice(), tools: run.core.toolDefinitions };
+  if (run.instructions !== undefined) request.instructions = run.instructions;
+  if (settings.modelName !== undefined) request.modelName = settings.modelName;
+  if (settings.temperature !== undefined) request.temperature = settings.temperature;
+  if (settings.maxTokens !== undefined) request.maxTokens = settings.maxTokens;
+  return request;
+}
+
+function startChatSpan(run: RunState, request: ModelRequest): Span {
+  const chat = tracer().startSpan(run.chatSpanName, { kind: SpanKind.CLIENT }, run.runContext);
+  if (chat.isRecording()) {
+    chat.setAttributes(run.sets!.chat);
+    if (run.core.config.captureContent) {
+      chat.setAttribute(ATTR.inputMessages, inputMessagesJson(request.messages));
+      if (request.instructions !== undefined) chat.setAttribute(ATTR.systemInstructions, systemInstructionsJson(request.instructions));
+    }
+  }
+  return chat;
+}
+
+/** Reserves the call's bound; the bound reserved becomes the request's maxTokens, so it holds. */
+async function reserve(run: RunState, request: ModelRequest, chat: Span): Promise<CallTicket> {
+  const provider = run.core.modelProvider;
+  const pending = run.account.beginCall({
+    providerName: provider.providerName,
+    modelName: run.requestModel,
+    estimateInputTokens: () => estimateInput(request, run.core.toolDefinitionChars),
+    maxTokens: request.maxTokens,
+  });
+  const ticket = pending instanceof Promise ? await pending : pending;
+  if (ticket.outputBound !== undefined && request.maxTokens === undefined) {
+    request.maxTokens = ticket.outputBound;
+    if (chat.isRecording()) chat.setAttribute(ATTR.requestMaxTokens, ticket.outputBound);
+  }
+  noteBudget(run, ticket, chat);
+  return ticket;
+}
+
+function noteBudget(run: RunState, ticket: CallTicket, chat: Span): void {
+  const w = ticket.warning;
+  if (w) {
+    run.log().warn({ limit: w.limit, limit_value: w.limitValue, committed: w.committed, warn_at: w.warnAt }, 'tenant budget past its warning fraction');
+    if (chat.isRecording()) chat.addEvent(SPAN_EVENT.budgetWarning, { [ATTR.tenantId]: w.tenantId, limit: w.limit, limit_value: w.limitValue, committed: w.committed, warn_at: w.warnAt });
+  }
+  if (ticket.unchecked !== undefined) {
+    run.log().warn({ reason: ticket.unchecked }, 'budget store unavailable: the model call runs unchecked');
+    if (chat.isRecording()) chat.addEvent(SPAN_EVENT.budgetUnchecked, { [ATTR.tenantId]: ticket.tenantId ?? '', reason: ticket.unchecked });
+  }
+}
+
+function finishChatSpan(chat: Span, response: ModelResponse, usage: ReturnType<typeof usageOf>, capture: boolean): void {
+  if (chat.isRecording()) {
+    chat.setAttributes({
+      [ATTR.inputTokens]: usage.inputTokens,
+      [ATTR.outputTokens]: usage.outputTokens,
+      [ATTR.finishReasons]: [response.finishReason],
+      [ATTR.usageSource]: usage.source,
+    });
+    if (usage.cacheReadInputTokens !== undefined) chat.setAttribute(ATTR.cacheReadInputTokens, usage.cacheReadInputTokens);
+    if (response.responseModel !== undefined) chat.setAttribute(ATTR.responseModel, response.responseModel);
+    if (capture) chat.setAttribute(ATTR.outputMessages, outputMessagesJson(response));
+  }
+  chat.end();
+}
+
+/**
+ * One model call in its `chat` span: reserve the call's bound, call the provider (raced against
+ * the run's signal), then settle the reservation to the checked usage, or release it on failure.
+ */
+export async function callModel(run: RunState): Promise<ModelResponse> {
+  const request = buildRequest(run);
+  const chat = startChatSpan(run, request);
+  let ticket: CallTicket;
+  try {
+    ticket = await reserve(run, request, chat);
+  } catch (error) {
+    failSpan(chat, error);
+    chat.end();
+    throw error;
+  }
+  const provider = run.core.modelProvider;
+  const t0 = performance.now();
+  let response: ModelResponse;
+  try {
+    response = checkResponse(provider.providerName, await raceAbort(provider.generate(request, { signal: run.signal }), run.signal, 'the model call'));
+  } catch (error) {
+    const e = run.signal.aborted ? abortErrorFrom(run.signal, 'the model call') : error;
+    const errorType = e instanceof Error ? e.name || 'Error' : 'Error';
+    run.account.failCall(ticket, { providerName: provider.providerName, requestModel: run.requestModel, responseModel: undefined, durationS: (performance.now() - t0) / 1000, errorType });
+    failSpan(chat, e);
+    chat.end();
+    throw e;
+  }
+  const usage = usageOf(response, request, run.core.toolDefinitionChars);
+  run.account.endCall(ticket, usage, { providerName: provider.providerName, requestModel: run.requestModel, responseModel: response.responseModel, durationS: (performance.now() - t0) / 1000 });
+  finishChatSpan(chat, response, usage, run.core.config.captureContent);
+  return response;
+}

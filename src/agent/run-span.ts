@@ -1,0 +1,83 @@
+import { SpanKind, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api';
+import { redactSecrets } from '../core/redact.js';
+import type { RunFrame } from '../core/run-frame.js';
+import type { RunFigures } from '../observability/accounting.js';
+import { ATTR, OPERATION, TRACER_NAME } from '../observability/attributes.js';
+import type { AgentCore } from './agent-core.js';
+
+type Attributes = Record<string, string | number>;
+
+/** The attributes every chat and tool span of a run share, built once per run, lineage included. */
+export interface SpanAttributeSets {
+  readonly chat: Attributes;
+  readonly tool: Attributes;
+}
+
+export function tracer(): Tracer {
+  return trace.getTracer(TRACER_NAME);
+}
+
+function lineageOf(frame: RunFrame): Attributes {
+  const lineage: Attributes = { [ATTR.runId]: frame.runId, [ATTR.rootRunId]: frame.rootRunId, [ATTR.agentDepth]: frame.depth };
+  if (frame.parentRunId !== null) lineage[ATTR.parentRunId] = frame.parentRunId;
+  if (frame.scope !== undefined) lineage[ATTR.tenantId] = frame.scope.tenantId;
+  return lineage;
+}
+
+/** Starts `invoke_agent {agent}` in the frame's trace context and stamps it; the shared sets come back when recording. */
+export function startRunSpan(core: AgentCore, frame: RunFrame, requestModel: string): { span: Span; sets: SpanAttributeSets | undefined } {
+  const span = tracer().startSpan(`${OPERATION.invokeAgent} ${core.name}`, { kind: SpanKind.INTERNAL }, frame.traceContext);
+  if (!span.isRecording()) return { span, sets: undefined };
+  const provider = core.modelProvider;
+  const settings = core.config.model;
+  const lineage = lineageOf(frame);
+  const chat: Attributes = { ...lineage, [ATTR.operationName]: OPERATION.chat, [ATTR.providerName]: provider.providerName, [ATTR.requestModel]: requestModel };
+  if (settings.temperature !== undefined) chat[ATTR.requestTemperature] = settings.temperature;
+  if (settings.maxTokens !== undefined) chat[ATTR.requestMaxTokens] = settings.maxTokens;
+  const tool: Attributes = { ...lineage, [ATTR.operationName]: OPERATION.executeTool, [ATTR.toolType]: 'function' };
+  span.setAttributes(lineage);
+  span.setAttributes({
+    [ATTR.operationName]: OPERATION.invokeAgent,
+    [ATTR.agentName]: core.name,
+    [ATTR.providerName]: provider.providerName,
+    [ATTR.requestModel]: requestModel,
+  });
+  return { span, sets: { chat, tool } };
+}
+
+/**
+ * Marks a span failed. The status message is the error's message with API keys and bearer
+ * tokens redacted: error text is often copied from a provider's answer, which may echo a key.
+ */
+export function failSpan(span: Span, error: unknown, errorType?: string): void {
+  if (!span.isRecording()) return;
+  const e = error instanceof Error ? error : new Error(String(error));
+  const message = redactSecrets(e.message);
+  span.setAttribute(ATTR.errorType, errorType ?? (e.name || 'Error'));
+  span.setStatus({ code: SpanStatusCode.ERROR, message });
+  span.recordException({ name: e.name, message });
+}
+
+/** The run's own usage and its subtree's, stamped on its span as it ends. */
+export function setRunTotals(span: Span, figures: RunFigures): void {
+  span.setAttributes({
+    [ATTR.inputTokens]: figures.own.inputTokens,
+    [ATTR.outputTokens]: figures.own.outputTokens,
+    [ATTR.totalInputTokens]: figures.total.inputTokens,
+    [ATTR.totalOutputTokens]: figures.total.outputTokens,
+  });
+  if (figures.costUsd !== null) span.setAttribute(ATTR.costUsd, figures.costUsd);
+  if (figures.totalCostUsd !== null) span.setAttribute(ATTR.totalCostUsd, figures.totalCostUsd);
+}
+
+/** The longest name a model-chosen tool name may put into a span name or attribute. */
+const MAX_TOOL_NAME = 64;
+
+/**
+ * A tool name as it may appear in telemetry. Names the agent declared pass the name pattern
+ * already; a name the model invented is capped, since it could be any length and would otherwise
+ * go into every span name and attribute it touched.
+ */
+export function telemetryToolName(name: string): string {
+  return name.length <= MAX_TOOL_NAME ? name : `${name.slice(0, MAX_TOOL_NAME)}…`;
+}

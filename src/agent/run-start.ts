@@ -1,0 +1,51 @@
+import { context as otelContext } from '@opentelemetry/api';
+import type { ZodType } from 'zod';
+import { takeHandOff, type HandOff } from '../core/frame-handoff.js';
+import { newRunId } from '../core/ids.js';
+import { freezeFrame, type RunFrame } from '../core/run-frame.js';
+import type { Accounting } from '../observability/accounting.js';
+import type { AgentCore } from './agent-core.js';
+import type { RunRequest } from './run-options.js';
+
+/** Where a run stands before it starts: its frame, the ledger it accounts in, and the hand-off it took. */
+export interface RunPlacement {
+  readonly frame: RunFrame;
+  readonly accounting: Accounting;
+  readonly handOff: HandOff | undefined;
+  /** The output schema: the run's own, else the one its delegator asked for. */
+  readonly outputType: ZodType | undefined;
+}
+
+/**
+ * Places a run. A run that starts inside a delegation takes the frame the delegator derived for
+ * it, whatever lineage or scope its caller passed (a wrapper child cannot drop or swap the
+ * tenant); its signal joins the frame's. Any other run is a root, or a child placed by hand, from
+ * its validated options.
+ */
+export function placeRun(core: AgentCore, request: RunRequest): RunPlacement {
+  const handOff = takeHandOff();
+  if (handOff !== undefined) {
+    const given = request.signal;
+    const frame = given === undefined || given === handOff.frame.signal ? handOff.frame : freezeFrame({ ...handOff.frame, signal: joinSignals(handOff.frame.signal, given) });
+    const accounting = core.accounting ?? (handOff.accounting as Accounting | undefined) ?? request.accounting ?? core.privateAccounting();
+    return { frame, accounting, handOff, outputType: request.outputType ?? handOff.outputType };
+  }
+  const runId = request.runId ?? newRunId();
+  const frame = freezeFrame({
+    runId,
+    rootRunId: request.rootRunId ?? runId,
+    parentRunId: request.parentRunId,
+    depth: request.agentDepth,
+    maxDepth: request.maxAgentDepth,
+    scope: request.scope,
+    signal: request.signal,
+    traceContext: request.parentContext ?? otelContext.active(),
+    deadline: undefined,
+    askUser: request.askUser,
+  });
+  return { frame, accounting: core.accounting ?? request.accounting ?? core.privateAccounting(), handOff: undefined, outputType: request.outputType };
+}
+
+function joinSignals(a: AbortSignal | undefined, b: AbortSignal): AbortSignal {
+  return a === undefined ? b : AbortSignal.any([a, b]);
+}

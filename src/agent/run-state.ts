@@ -1,0 +1,65 @@
+import { context, trace, type Context, type Span } from '@opentelemetry/api';
+import type { ZodType } from 'zod';
+import type { RunSignal } from '../core/abort.js';
+import type { RunFrame } from '../core/run-frame.js';
+import type { Logger, LogBindings } from '../observability/logger.js';
+import type { RunAccount } from '../observability/accounting.js';
+import type { Message } from '../model/types.js';
+import type { AgentCore } from './agent-core.js';
+import type { SpanAttributeSets } from './run-span.js';
+
+/**
+ * Everything one run carries while it runs: its frame, its account, its span and the
+ * conversation so far. One object, so the model turn and the tool dispatch each take the run
+ * rather than a dozen loose values.
+ */
+export class RunState {
+  readonly messages: Message[] = [];
+  /** Tool calls in order across the run's turns: siblings often start in the same millisecond. */
+  toolSeq = 0;
+  readonly runContext: Context;
+  readonly requestModel: string;
+  readonly chatSpanName: string;
+  /** The schema the final answer must satisfy, if any: the run's own or its delegator's. */
+  outputType: ZodType | undefined;
+  private logger: Logger | undefined;
+
+  constructor(
+    readonly core: AgentCore,
+    readonly frame: RunFrame,
+    readonly account: RunAccount,
+    readonly runSignal: RunSignal,
+    readonly span: Span,
+    readonly sets: SpanAttributeSets | undefined,
+    readonly instructions: string | undefined,
+    requestModel: string,
+  ) {
+    this.runContext = trace.setSpan(frame.traceContext ?? context.active(), span);
+    this.requestModel = requestModel;
+    this.chatSpanName = `chat ${requestModel}`;
+  }
+
+  get signal(): AbortSignal {
+    return this.runSignal.signal;
+  }
+
+  get tenantId(): string | null {
+    return this.frame.scope?.tenantId ?? null;
+  }
+
+  /** The run's logger, made on first use: most runs never log. */
+  log(): Logger {
+    if (!this.logger) {
+      const f = this.frame;
+      const bindings: LogBindings = { agent: this.core.name, run_id: f.runId, root_run_id: f.rootRunId, parent_run_id: f.parentRunId, tenant_id: this.tenantId };
+      const sc = this.span.spanContext();
+      // Without an SDK the span is a placeholder with all-zero ids, which would only mislead.
+      if (trace.isSpanContextValid(sc)) {
+        bindings.trace_id = sc.traceId;
+        bindings.span_id = sc.spanId;
+      }
+      this.logger = this.core.logger.child(bindings);
+    }
+    return this.logger;
+  }
+}

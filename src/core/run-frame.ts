@@ -1,0 +1,63 @@
+import type { Context } from '@opentelemetry/api';
+import type { Scope } from './scope.js';
+
+/**
+ * What a run is, in one frozen value: who it is (its id and its place in the tree), whom it acts
+ * for (scope), how far its tree may still grow (ceiling), and when it must stop (signal and
+ * deadline). Built once at the root and derived by the runtime for each child, never by the
+ * child, so nothing a child passes on can move it to another tenant or out of its tree.
+ */
+export interface RunFrame {
+  readonly runId: string;
+  readonly rootRunId: string;
+  readonly parentRunId: string | null;
+  readonly depth: number;
+  /** The tightest depth ceiling on the path from the root; undefined when none applies yet. */
+  readonly maxDepth: number | undefined;
+  readonly scope: Scope | undefined;
+  readonly signal: AbortSignal | undefined;
+  /** The trace context the run's span starts in: its delegating tool span's, for a child. */
+  readonly traceContext: Context | undefined;
+  /** Epoch milliseconds by which the run must be over; undefined when no one set a limit. */
+  readonly deadline: number | undefined;
+  /** The root's handler for questions to the user, inherited by every run of the tree. */
+  readonly askUser: AskUser | undefined;
+}
+
+/** Answers a question a run's model asks the user; the root's run options give it, the tree shares it. */
+export type AskUser = (question: string, ctx: { runId: string; agent: string; scope: Scope }) => Promise<string>;
+
+export type FrameInit = { -readonly [K in keyof RunFrame]: RunFrame[K] };
+
+export function freezeFrame(init: FrameInit): RunFrame {
+  return Object.freeze({ ...init });
+}
+
+/** What delegation decides for one child; everything else comes from the parent's frame. */
+export interface ChildFrameInit {
+  runId: string;
+  signal: AbortSignal | undefined;
+  traceContext: Context | undefined;
+  /** The ceiling the delegator applied: never looser than the parent's. */
+  maxDepth: number;
+  /** A child time limit, in ms from now, tightening the inherited deadline. */
+  timeoutMs?: number | undefined;
+}
+
+/** The frame of a child of `parent`: one deeper, same root and scope, the ceiling and deadline only tighter. */
+export function childFrame(parent: RunFrame, init: ChildFrameInit): RunFrame {
+  const byTimeout = init.timeoutMs === undefined ? undefined : Date.now() + init.timeoutMs;
+  const deadline = parent.deadline === undefined ? byTimeout : byTimeout === undefined ? parent.deadline : Math.min(parent.deadline, byTimeout);
+  return Object.freeze({
+    runId: init.runId,
+    rootRunId: parent.rootRunId,
+    parentRunId: parent.runId,
+    depth: parent.depth + 1,
+    maxDepth: parent.maxDepth === undefined ? init.maxDepth : Math.min(parent.maxDepth, init.maxDepth),
+    scope: parent.scope,
+    signal: init.signal,
+    traceContext: init.traceContext,
+    deadline,
+    askUser: parent.askUser,
+  });
+}

@@ -1,0 +1,17 @@
+import type { Context, Span } from '@opentelemetry/api';
+import type { RunFrame } from '../core/run-frame.js';
+import type { RunAccount } from '../observability/accounting.js';
+import type { ToolContext } from '../tool/tool-context.js';
+
+/**
+ * The tool context the agent loop gives delegation tools: the public ToolContext plus the run's
+ * frame, its account and the tool call's span and trace context, which the delegator needs to
+ * place, account for and trace the child. A caller without them still gets a working
+ * delegation, only less observed.
+ */
+export interface DelegationCallContext extends ToolContext {
+  readonly frame?: RunFrame;
+  readonly account?: RunAccount;
+  readonly span?: Span;
+  readonly traceContext?: Context;
+}

@@ -1,0 +1,35 @@
+import type { ZodType } from 'zod';
+import type { HandOffReceipt } from '../core/frame-handoff.js';
+import { parseOutput } from '../core/structured-output.js';
+import { estimateTokens, soundCost, soundUsage, type Usage } from '../core/usage.js';
+import type { ChildSpend } from '../observability/accounting.js';
+import type { ChildResponse } from './child.js';
+
+/** The text the parent's model reads from a child: its structured output as JSON, else its answer. */
+export function answerText(name: string, response: unknown, outputType: ZodType | undefined): string {
+  const r = response as (Partial<ChildResponse> & { text?: unknown }) | null | undefined;
+  const text = typeof r?.finalResponse === 'string' ? r.finalResponse : typeof r?.text === 'string' ? r.text : undefined;
+  if (text === undefined) throw new TypeError(`sub-agent "${name}" answered without a finalResponse (or text) string`);
+  if (outputType === undefined) return text;
+  // A symfonic child validated its own output; anything else is validated here.
+  const value = r !== null && r !== undefined && 'output' in r && r.output !== undefined ? r.output : parseOutput(outputType, text);
+  return JSON.stringify(value);
+}
+
+/** A child's receipt as it reported it, if it reads as one. */
+function receiptOf(response: unknown): HandOffReceipt | undefined {
+  const a = (response as Partial<ChildResponse> | null | undefined)?.accounting;
+  if (typeof a?.ledger !== 'string') return undefined;
+  return { ledger: a.ledger, store: typeof a.store === 'string' ? a.store : null };
+}
+
+/**
+ * What a child spent, as the delegator takes it in: the receipt its run left on the hand-off
+ * (or reported), and its usage checked like a model's. A child that reports nothing usable is
+ * estimated from the task and the answer, and marked so: its spend is unknown, never 0.
+ */
+export function childSpend(childRunId: string, task: string, answer: string, response: unknown, receipt: HandOffReceipt | undefined): ChildSpend {
+  const r = response as Partial<ChildResponse> | null | undefined;
+  const usage: Usage = soundUsage(r?.totalUsage) ?? { inputTokens: estimateTokens(task), outputTokens: estimateTokens(answer), source: 'estimated' };
+  return { childRunId, usage, costUsd: soundCost(r?.totalCostUsd), receipt: receipt ?? receiptOf(response) };
+}

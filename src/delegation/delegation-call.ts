@@ -1,0 +1,48 @@
+import { SpanStatusCode } from '@opentelemetry/api';
+import { ATTR, type DelegationOutcome } from '../observability/attributes.js';
+import type { DelegationCallContext } from './call-context.js';
+
+/** A run_agent call that did not delegate, or whose child did not answer: what the model reads instead. */
+export class Refusal {
+  constructor(
+    readonly outcome: DelegationOutcome,
+    readonly message: string,
+    readonly errorType: string = outcome,
+  ) {}
+}
+
+/**
+ * One run_agent call's outcome, recorded once: on its span, in the delegation counter and in
+ * the log. Once, because an abort and the child's own end can both try to finish the call, and
+ * the outcome the span carries must be the one that happened first.
+ */
+export class DelegationCall {
+  private finished = false;
+
+  constructor(
+    readonly ctx: DelegationCallContext,
+    readonly name: string,
+  ) {}
+
+  finish(result: string | Refusal): string {
+    const text = typeof result === 'string' ? result : result.message;
+    if (this.finished) return text;
+    this.finished = true;
+    const outcome: DelegationOutcome = typeof result === 'string' ? 'delegated' : result.outcome;
+    const span = this.ctx.span;
+    if (span?.isRecording()) {
+      if (this.name !== '') span.setAttribute(ATTR.delegationChild, this.name);
+      span.setAttribute(ATTR.delegationOutcome, outcome);
+      if (typeof result !== 'string') {
+        span.setAttribute(ATTR.errorType, result.errorType);
+        span.setStatus({ code: SpanStatusCode.ERROR, message: result.message });
+      }
+    }
+    // A name the roster does not hold came from the model, and could be anything: as a metric
+    // label it would make a new series per hallucination. The span keeps the real name.
+    const label = outcome === 'unknown_child' ? '(unknown)' : this.name === '' ? '(invalid)' : this.name;
+    this.ctx.account?.delegation(label, outcome);
+    if (typeof result !== 'string') this.ctx.logger.debug({ child: this.name, outcome }, 'delegation did not complete');
+    return text;
+  }
+}

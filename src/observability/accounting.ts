@@ -1,0 +1,116 @@
+import type { HandOffReceipt } from '../core/frame-handoff.js';
+import type { RunFrame } from '../core/run-frame.js';
+import type { Usage } from '../core/usage.js';
+import type { DelegationOutcome } from './attributes.js';
+import type { Spend } from './budget-store.js';
+import type { ModelPrice } from './prices.js';
+
+/**
+ * The one seam between a run and its bookkeeping. The agent and delegation layers see only these
+ * two interfaces: a run opens its account from its frame, and everything it spends, every child
+ * it absorbs and every delegation it makes goes through that account. `MetricsCollector`
+ * implements `Accounting`; a test or another process can implement it too.
+ */
+export interface Accounting {
+  /** Names this ledger; a child's receipt carrying it says its spend is already here. */
+  readonly id: string;
+  /**
+   * Opens the run's account. Throws DuplicateRunError for an id already open, and a
+   * ConfigurationError for a run with no scope where budgets apply (it would escape them).
+   */
+  open(frame: RunFrame, agentName: string, report?: ProblemReporter): RunAccount;
+}
+
+/** Where an account reports what it could not write (a budget store that failed), for the run's log. */
+export type ProblemReporter = (problem: AccountingProblem) => void;
+
+export interface AccountingProblem {
+  operation: 'settle' | 'release' | 'absorb';
+  tenantId: string;
+  error: unknown;
+  /** Spend that could not be written to the store, when the failure lost some. */
+  unwritten?: Spend;
+}
+
+export interface RunAccount {
+  /** The ledger this account is in: where a child with no ledger of its own opens its account. */
+  readonly accounting: Accounting;
+  /** What a child's delegator reads to tell spend already accounted from spend to absorb. */
+  readonly receipt: HandOffReceipt;
+  /**
+   * Before a model call: reserves its upper bound against the tenant's budget, or throws
+   * BudgetExceededError (BudgetStoreUnavailableError when the store cannot be reached and
+   * refuses). A promise only when the store is asynchronous.
+   */
+  beginCall(call: ModelCallInfo): CallTicket | Promise<CallTicket>;
+  /** After a call that answered: settles its reservation to `usage` (checked before) and rolls it up. */
+  endCall(ticket: CallTicket, usage: Usage, outcome: CallOutcome): void;
+  /** After a call that failed or was aborted: releases its reservation. */
+  failCall(ticket: CallTicket, outcome: CallOutcome): void;
+  /** Takes in what a child spent outside this account, unless its receipt says it is already here. */
+  absorbChild(spend: ChildSpend): void;
+  delegation(child: string, outcome: DelegationOutcome): void;
+  /** Live figures of the run so far. */
+  figures(): RunFigures;
+  /** Closes the account once its store writes have landed (or failed and been reported). Idempotent. */
+  close(): RunFigures | Promise<RunFigures>;
+}
+
+export interface ModelCallInfo {
+  providerName: string;
+  modelName: string;
+  /** Called only when the tenant has a budget: estimating costs work the fast path need not do. */
+  estimateInputTokens: () => number;
+  /** The output bound the request sets, if it sets one. */
+  maxTokens: number | undefined;
+}
+
+/** What a model call holds between its start and its end. */
+export interface CallTicket {
+  readonly tenantId: string | null;
+  readonly reservationId: string | number | undefined;
+  readonly reserved: Spend;
+  readonly price: ModelPrice | null;
+  /**
+   * The output tokens reserved for the call when a budget applies: sent to the provider as its
+   * maxTokens, so the reservation is a true upper bound. Undefined when no budget applies.
+   */
+  readonly outputBound: number | undefined;
+  /** Set when the reservation crossed the tenant's soft warnAt fraction. */
+  readonly warning: BudgetWarning | undefined;
+  /** Set when the store could not be reached and let the call run unchecked. */
+  readonly unchecked: string | undefined;
+}
+
+export interface BudgetWarning {
+  tenantId: string;
+  limit: 'maxTokens' | 'maxCostUsd';
+  limitValue: number;
+  committed: number;
+  warnAt: number;
+}
+
+export interface CallOutcome {
+  providerName: string;
+  requestModel: string;
+  responseModel: string | undefined;
+  durationS: number;
+  errorType?: string;
+}
+
+/** A child's spend as its delegator saw it, checked before it gets here. */
+export interface ChildSpend {
+  /** Where the spend is charged in the store, once: the child's run id when known. */
+  readonly childRunId: string;
+  readonly usage: Usage;
+  readonly costUsd: number | null;
+  /** What the child said of its own accounting; undefined for a child outside symfonic's. */
+  readonly receipt: HandOffReceipt | undefined;
+}
+
+export interface RunFigures {
+  own: Usage;
+  total: Usage;
+  costUsd: number | null;
+  totalCostUsd: number | null;
+}

@@ -1,0 +1,120 @@
+import { diag } from '@opentelemetry/api';
+import { copyUsage, emptyUsage, type Usage } from '../core/usage.js';
+import { ATTR, type DelegationOutcome } from './attributes.js';
+import type { ProblemReporter } from './accounting.js';
+import type { Spend } from './budget-store.js';
+import type { TenantBudgets } from './budgets.js';
+import { CallAttributeCache } from './call-attributes.js';
+import { InstrumentSource } from './instruments.js';
+import type { ModelPrice, PriceTable } from './prices.js';
+import { chargeTenant, newTenantLedger, type RunEntry, type TenantLedger } from './run-entry.js';
+import { isPromise } from './budget-reservation.js';
+
+/**
+ * The state one collector keeps: runs in flight by id, tenants' settled figures, and the
+ * instruments. Internal: runs reach it only through the accounts the collector opens.
+ */
+export class Ledger {
+  readonly runs = new Map<string, RunEntry>();
+  readonly tenants = new Map<string, TenantLedger>();
+  readonly instruments: InstrumentSource;
+  readonly callAttributes = new CallAttributeCache();
+  // By provider, then model: a lookup on every model call, so no key string is built for it.
+  private readonly priceCache = new Map<string, Map<string, ModelPrice | null>>();
+  private readonly tenantAttributeSets = new Map<string, Record<string, string>>();
+
+  constructor(
+    readonly prices: PriceTable,
+    readonly budgets: TenantBudgets | undefined,
+    instruments: InstrumentSource,
+  ) {
+    this.instruments = instruments;
+  }
+
+  priceFor(providerName: string, modelName: string): ModelPrice | null {
+    let byModel = this.priceCache.get(providerName);
+    if (byModel === undefined) {
+      byModel = new Map();
+      this.priceCache.set(providerName, byModel);
+    }
+    let p = byModel.get(modelName);
+    if (p === undefined) {
+      p = this.prices.price(providerName, modelName);
+      byModel.set(modelName, p);
+    }
+    return p;
+  }
+
+  /** Adds usage to every open ancestor's total and to the tenant ledger. */
+  rollUp(entry: RunEntry, usage: Usage, cost: number | null): void {
+    for (const a of entry.ancestors) {
+      if (!a.open) continue;
+      a.total.inputTokens += usage.inputTokens;
+      a.total.outputTokens += usage.outputTokens;
+      if (usage.cacheReadInputTokens !== undefined) a.total.cacheReadInputTokens = (a.total.cacheReadInputTokens ?? 0) + usage.cacheReadInputTokens;
+      if (usage.source === 'estimated') a.total.source = 'estimated';
+      if (cost === null) a.totalCostKnown = false;
+      else a.totalCost += cost;
+    }
+    if (entry.tenantId !== null) {
+      let t = this.tenants.get(entry.tenantId);
+      if (!t) {
+        t = newTenantLedger();
+        this.tenants.set(entry.tenantId, t);
+      }
+      chargeTenant(t, usage, cost);
+    }
+  }
+
+  tenantFigures(tenantId: string): { usage: Usage; costUsd: number | null; unpricedUsage: Usage } {
+    const t = this.tenants.get(tenantId);
+    if (!t) return { usage: emptyUsage(), costUsd: null, unpricedUsage: emptyUsage() };
+    return { usage: copyUsage(t.usage), costUsd: t.priced ? t.costUsd : null, unpricedUsage: copyUsage(t.unpricedUsage) };
+  }
+
+  /** The run's priced spend to the tenant cost counter: once a run, since a counter needs only the sum. */
+  countTenantCost(entry: RunEntry): void {
+    const cost = entry.ownCost + entry.uncountedCost;
+    if (entry.tenantId !== null && cost > 0) this.instruments.get().tenantCost.add(cost, this.tenantAttributes(entry.tenantId));
+  }
+
+  /** `{ symfonic.tenant_id }`, made once a tenant: measured at the end of every run. */
+  private tenantAttributes(tenantId: string): Record<string, string> {
+    let a = this.tenantAttributeSets.get(tenantId);
+    if (a === undefined) {
+      a = { [ATTR.tenantId]: tenantId };
+      this.tenantAttributeSets.set(tenantId, a);
+    }
+    return a;
+  }
+
+  recordDelegation(child: string, outcome: DelegationOutcome): void {
+    this.instruments.get().delegations.add(1, { [ATTR.delegationChild]: child, [ATTR.delegationOutcome]: outcome });
+  }
+
+  /**
+   * One write to the budget store, which may throw or reject: a store failure after a model call
+   * answered must not turn that answer into a failed run, so it is caught, reported (the run's
+   * log, OpenTelemetry's diagnostic log, a counter), and the promise, if any, returned for the
+   * run to wait on.
+   */
+  storeWrite(operation: 'settle' | 'release' | 'absorb', tenantId: string, unwritten: Spend | undefined, write: () => void | Promise<void>, report: ProblemReporter | undefined): Promise<void> | undefined {
+    const failed = (error: unknown): void => {
+      this.instruments.get().storeErrors.add(1, { [ATTR.tenantId]: tenantId, operation });
+      diag.error(`symfonic: the budget store failed to ${operation} for tenant "${tenantId}"; the tenant's figures may be off until it recovers`, error);
+      const problem = unwritten === undefined ? { operation, tenantId, error } : { operation, tenantId, error, unwritten };
+      try {
+        report?.(problem);
+      } catch {
+        // A reporter that throws must not undo the answer it was told about.
+      }
+    };
+    try {
+      const r = write();
+      return isPromise(r) ? r.then(undefined, failed) : undefined;
+    } catch (error) {
+      failed(error);
+      return undefined;
+    }
+  }
+}

@@ -1,0 +1,119 @@
+import type { HandOffReceipt } from '../core/frame-handoff.js';
+import { addUsageInto, totalTokens, type Usage } from '../core/usage.js';
+import type { DelegationOutcome } from './attributes.js';
+import type { Accounting, CallOutcome, CallTicket, ChildSpend, ModelCallInfo, ProblemReporter, RunAccount, RunFigures } from './accounting.js';
+import { reserveCall, unbudgetedTicket } from './budget-reservation.js';
+import { failedCallAttributes } from './call-attributes.js';
+import type { Ledger } from './ledger.js';
+import { costOf } from './prices.js';
+import { addToTotal, figuresOf, type RunEntry } from './run-entry.js';
+
+/**
+ * One run's account in a collector. Everything the run spends goes through here: its own calls
+ * (reserved, then settled or released), the spend of children that accounted elsewhere, and its
+ * delegations. Store writes still in flight are awaited by `close`, so a ledger read after the
+ * run resolves is exact.
+ */
+export class CollectorRunAccount implements RunAccount {
+  private pending: Promise<void>[] | undefined;
+  private closed: RunFigures | undefined;
+
+  constructor(
+    readonly accounting: Accounting,
+    private readonly ledger: Ledger,
+    private readonly entry: RunEntry,
+    readonly receipt: HandOffReceipt,
+    private readonly report: ProblemReporter | undefined,
+  ) {}
+
+  beginCall(call: ModelCallInfo): CallTicket | Promise<CallTicket> {
+    const price = this.ledger.priceFor(call.providerName, call.modelName);
+    const tenantId = this.entry.tenantId;
+    const budgets = this.ledger.budgets;
+    const limit = tenantId !== null && budgets ? budgets.limitFor(tenantId) : undefined;
+    if (tenantId === null || limit === undefined) return unbudgetedTicket(tenantId, price);
+    return reserveCall(budgets!, tenantId, limit, price, call);
+  }
+
+  endCall(ticket: CallTicket, usage: Usage, outcome: CallOutcome): void {
+    const e = this.entry;
+    const cost = ticket.price ? costOf(usage, ticket.price) : null;
+    addUsageInto(e.own, usage);
+    if (cost === null) e.ownCostKnown = false;
+    else e.ownCost += cost;
+    addToTotal(e, usage, cost);
+    this.ledger.rollUp(e, usage, cost);
+    if (ticket.tenantId !== null && ticket.reservationId !== undefined) {
+      const actual = { tokens: totalTokens(usage), costUsd: cost ?? 0 };
+      const store = this.ledger.budgets!.store;
+      const id = ticket.reservationId;
+      const tenantId = ticket.tenantId;
+      this.track(
+        this.ledger.storeWrite('settle', tenantId, actual, () => store.settle(tenantId, id, actual, Date.now()), (p) => {
+          // A settle that failed may have left the reservation held: release it, so a failed
+          // write never also blocks the tenant's headroom until it expires.
+          this.track(this.ledger.storeWrite('release', tenantId, undefined, () => store.release(tenantId, id), undefined));
+          this.report?.(p);
+        }),
+      );
+    }
+    const inst = this.ledger.instruments.get();
+    const attrs = this.ledger.callAttributes.get(outcome);
+    inst.operationDuration.record(outcome.durationS, attrs.duration);
+    inst.tokenUsage.record(usage.inputTokens, attrs.input);
+    inst.tokenUsage.record(usage.outputTokens, attrs.output);
+  }
+
+  failCall(ticket: CallTicket, outcome: CallOutcome): void {
+    if (ticket.tenantId !== null && ticket.reservationId !== undefined) {
+      const store = this.ledger.budgets!.store;
+      const { tenantId, reservationId } = ticket;
+      this.track(this.ledger.storeWrite('release', tenantId, undefined, () => store.release(tenantId, reservationId!), this.report));
+    }
+    this.ledger.instruments.get().operationDuration.record(outcome.durationS, failedCallAttributes(outcome));
+  }
+
+  absorbChild(spend: ChildSpend): void {
+    const e = this.entry;
+    // A child that opened in this collector under this run already rolled its spend up here.
+    if (spend.receipt?.ledger === this.receipt.ledger && e.children?.includes(spend.childRunId)) return;
+    addToTotal(e, spend.usage, spend.costUsd);
+    this.ledger.rollUp(e, spend.usage, spend.costUsd);
+    // No ledger counted a child outside symfonic in the tenant cost counter; this run does.
+    if (spend.receipt === undefined && spend.costUsd !== null) e.uncountedCost += spend.costUsd;
+    const budgets = this.ledger.budgets;
+    const tenantId = e.tenantId;
+    // Spend a child settled into this very store (shared by several collectors or processes) is
+    // already charged there; charging it again would count it twice.
+    if (tenantId === null || !budgets?.limitFor(tenantId) || (spend.receipt?.store != null && spend.receipt.store === budgets.store.id)) return;
+    const actual = { tokens: totalTokens(spend.usage), costUsd: spend.costUsd ?? 0 };
+    // Settled under an id of its own that was never reserved: charged once, even if retried.
+    const id = `absorbed:${spend.childRunId}`;
+    this.track(this.ledger.storeWrite('absorb', tenantId, actual, () => budgets.store.settle(tenantId, id, actual, Date.now()), this.report));
+  }
+
+  delegation(child: string, outcome: DelegationOutcome): void {
+    this.ledger.recordDelegation(child, outcome);
+  }
+
+  figures(): RunFigures {
+    return figuresOf(this.entry);
+  }
+
+  close(): RunFigures | Promise<RunFigures> {
+    if (this.closed) return this.closed;
+    const e = this.entry;
+    e.open = false;
+    if (this.ledger.runs.get(e.runId) === e) this.ledger.runs.delete(e.runId);
+    this.ledger.countTenantCost(e);
+    const figures = (this.closed = figuresOf(e));
+    const pending = this.pending;
+    if (pending === undefined) return figures;
+    this.pending = undefined;
+    return Promise.all(pending).then(() => figures);
+  }
+
+  private track(p: Promise<void> | undefined): void {
+    if (p !== undefined) (this.pending ??= []).push(p);
+  }
+}

@@ -1,0 +1,75 @@
+import { addUsageInto, copyUsage, emptyUsage, type Usage } from '../core/usage.js';
+import type { RunFigures } from './accounting.js';
+
+/** A run's live figures in a collector. */
+export interface RunEntry {
+  readonly runId: string;
+  readonly tenantId: string | null;
+  readonly own: Usage;
+  readonly total: Usage;
+  ownCost: number;
+  ownCostKnown: boolean;
+  totalCost: number;
+  totalCostKnown: boolean;
+  /** Cost of spend absorbed from children no ledger counted (outside symfonic), for the tenant counter. */
+  uncountedCost: number;
+  open: boolean;
+  /** Open-at-start ancestors, nearest first: usage rolls up along this chain, never by lookup. */
+  readonly ancestors: readonly RunEntry[];
+  /** Ids of child runs that opened here, so a delegator can tell its own children from foreign ones. */
+  children: string[] | undefined;
+}
+
+export function newEntry(runId: string, tenantId: string | null, parent: RunEntry | undefined): RunEntry {
+  return {
+    runId,
+    tenantId,
+    own: emptyUsage(),
+    total: emptyUsage(),
+    ownCost: 0,
+    ownCostKnown: true,
+    totalCost: 0,
+    totalCostKnown: true,
+    uncountedCost: 0,
+    open: true,
+    ancestors: parent ? [parent, ...parent.ancestors] : [],
+    children: undefined,
+  };
+}
+
+/** Adds usage (and its cost, null when unpriced) to a subtree total. */
+export function addToTotal(e: RunEntry, usage: Usage, cost: number | null): void {
+  addUsageInto(e.total, usage);
+  if (cost === null) e.totalCostKnown = false;
+  else e.totalCost += cost;
+}
+
+export function figuresOf(e: RunEntry): RunFigures {
+  return {
+    own: copyUsage(e.own),
+    total: copyUsage(e.total),
+    costUsd: e.ownCostKnown ? e.ownCost : null,
+    totalCostUsd: e.totalCostKnown ? e.totalCost : null,
+  };
+}
+
+/** A tenant's settled figures. costUsd is the priced part; unpriced usage is kept apart. */
+export interface TenantLedger {
+  readonly usage: Usage;
+  costUsd: number;
+  priced: boolean;
+  readonly unpricedUsage: Usage;
+}
+
+export function newTenantLedger(): TenantLedger {
+  return { usage: emptyUsage(), costUsd: 0, priced: false, unpricedUsage: emptyUsage() };
+}
+
+export function chargeTenant(t: TenantLedger, usage: Usage, cost: number | null): void {
+  addUsageInto(t.usage, usage);
+  if (cost === null) addUsageInto(t.unpricedUsage, usage);
+  else {
+    t.costUsd += cost;
+    t.priced = true;
+  }
+}
