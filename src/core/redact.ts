@@ -1,0 +1,48 @@
+/**
+ * Secrets out of text that leaves symfonic's hands: provider error bodies echo keys back
+ * ("Incorrect API key provided: sk-…", a gateway dumping the request headers), and that text
+ * travels on into errors, logs and span status messages, which are read and stored by people and
+ * systems the key was never meant for. Redaction is by shape, since the text is foreign; callers
+ * that know their own secrets pass them too, so a key of no known shape is caught as well.
+ */
+
+export const REDACTED = '[REDACTED]';
+
+/** Names under which a secret travels in headers, JSON bodies, form fields and query strings. */
+const SECRET_NAMES =
+  'x-api-key|api[-_]?key|x-goog-api-key|authorization|proxy-authorization|access[-_]?token|refresh[-_]?token|' +
+  'id[-_]?token|auth[-_]?token|client[-_]?secret|secret[-_]?key|secret|password|passwd|token|key|signature|sig';
+
+/** A known secret shorter than this is not replaced: it would scramble ordinary words, not hide anything. */
+const MIN_KNOWN_SECRET_LENGTH = 4;
+
+const RULES: readonly [RegExp, string][] = [
+  // Credentials inside a URL: scheme://user:password@host
+  [/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/:@]+:[^\s/@]*@/gi, `$1${REDACTED}@`],
+  // "api_key": "…" in JSON (and single-quoted variants in logs of JSON-ish text).
+  [new RegExp(`(["'](?:${SECRET_NAMES})["']\\s*:\\s*)(?:"(?:[^"\\\\]|\\\\.)*"|'(?:[^'\\\\]|\\\\.)*')`, 'gi'), `$1"${REDACTED}"`],
+  // Header or form style: `x-api-key: …`, `Authorization: Bearer …`, `password=…`.
+  [
+    new RegExp(`(^|[^a-z0-9_-])((?:${SECRET_NAMES})\\s*[:=]\\s*)(?:(?:bearer|basic|token|digest)\\s+)?[^\\s,;"'&<>{}]+`, 'gi'),
+    `$1$2${REDACTED}`,
+  ],
+  // A bearer token anywhere else.
+  [/\b(bearer\s+)[a-z0-9._~+/=-]+/gi, `$1${REDACTED}`],
+  // Key shapes that are secrets wherever they stand: OpenAI and Anthropic (sk-…), Google (AIza…), JWTs.
+  [/\bsk-[a-z0-9_*-]{6,}/gi, REDACTED],
+  [/\bAIza[0-9A-Za-z_-]{20,}/g, REDACTED],
+  [/\beyJ[a-z0-9_-]{8,}\.[a-z0-9_-]{8,}\.[a-z0-9_-]+/gi, REDACTED],
+];
+
+/**
+ * `text` with API keys, bearer tokens, credentials in URLs and secret-named fields (JSON, headers,
+ * query strings) replaced by `[REDACTED]`, and every occurrence of each `known` secret too.
+ */
+export function redactSecrets(text: string, known: readonly (string | undefined)[] = []): string {
+  let out = text;
+  for (const secret of known) {
+    if (secret !== undefined && secret.length >= MIN_KNOWN_SECRET_LENGTH) out = out.split(secret).join(REDACTED);
+  }
+  for (const [pattern, replacement] of RULES) out = out.replace(pattern, replacement);
+  return out;
+}
