@@ -24,7 +24,7 @@ const eventWire = z.discriminatedUnion('type', [
   z.object({
     type: z.literal('content_block_start'),
     index: z.number().int().min(0),
-    content_block: z.looseObject({ type: z.string(), id: z.string().optional(), name: z.string().optional(), input: z.unknown() }),
+    content_block: z.looseObject({ type: z.string(), id: z.string().optional(), name: z.string().optional(), input: z.unknown().optional() }),
   }),
   z.object({
     type: z.literal('content_block_delta'),
