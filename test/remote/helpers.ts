@@ -63,3 +63,28 @@ export function router(child: RemoteChildOptions, opts: { collector?: MetricsCol
 
 export const runSpan = (spans: ReadableSpan[], agent: string) => spans.find((s) => s.name === `invoke_agent ${agent}`);
 export const delegationSpan = (spans: ReadableSpan[]) => spans.find((s) => s.name === 'execute_tool run_agent');
+
+/** A v1 JSON-RPC SendMessage body, as the A2A 1.0 JSON binding spells it. */
+export function sendMessageBody(text: string, id: number | string = 1): string {
+  return JSON.stringify({ jsonrpc: '2.0', id, method: 'SendMessage', params: { message: { messageId: `m-${id}`, role: 'ROLE_USER', parts: [{ text }] } } });
+}
+
+/** POSTs a body to a served agent; `headers` replace the defaults (bearer token, A2A 1.0). */
+export async function post(url: string, body: string, headers: Record<string, string> = {}): Promise<{ status: number; json: any; text: string }> {
+  const res = await fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', 'a2a-version': '1.0', authorization: `Bearer ${TOKEN}`, ...headers } });
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, json, text };
+}
+
+/** W3C baggage header from entries (values percent-encoded). */
+export function baggage(entries: Record<string, string | number>): string {
+  return Object.entries(entries)
+    .map(([k, v]) => `${k}=${encodeURIComponent(String(v))}`)
+    .join(',');
+}
