@@ -4,7 +4,7 @@
  *
  * tree-jaeger-answer.json is a real answer of Jaeger v2.13.0 (`GET /api/v3/traces/{id}`, recorded
  * from `npm run stack -- up` after `symfonic demo --otlp http://127.0.0.1:24318`), byte for byte.
- * The same command against the real Jaeger runs in test/stack-e2e/tree-jaeger.test.ts.
+ * The same command against the real Jaeger runs in test/stack-e2e/demo-trace.test.ts.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
