@@ -169,6 +169,7 @@ export class RedisBudgetStore implements BudgetStore {
   private client: RedisClient | undefined;
   private connecting: Promise<RedisClient> | undefined;
   private everReady = false;
+  private firstReady: Promise<void> | undefined;
   private closed = false;
   private readonly keyCache = new Map<string, string[]>();
   private readonly indexed = new Set<string>();
@@ -433,16 +434,22 @@ export class RedisBudgetStore implements BudgetStore {
       return client;
     }
     if (client.status === 'end' || client.status === 'close') return client;
-    await new Promise<void>((resolve) => {
+    await (this.firstReady ??= this.waitForReady(client));
+    return client;
+  }
+
+  /** One wait shared by every call that arrives before the first connection, bounded by timeoutMs. */
+  private waitForReady(client: RedisClient): Promise<void> {
+    return new Promise<void>((resolve) => {
       const done = () => {
         clearTimeout(timer);
         client.off('ready', done);
+        this.firstReady = undefined;
         resolve();
       };
       const timer = setTimeout(done, this.timeoutMs);
       client.once('ready', done);
     });
-    return client;
   }
 
   private async open(): Promise<RedisClient> {
