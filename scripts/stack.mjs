@@ -16,6 +16,7 @@ Commands:
   down [service...]   stop the services this script started (all by default), by pid file
   status [--json]     each service's pid and health; exit 1 unless all are healthy
   build               build the Jaeger binary now (again, if it exists)
+  build-if-missing    build the Jaeger binary unless the cache holds it
 
 Services: jaeger, collector, prometheus, redis.
 Environment: SYMFONIC_STACK_PORT_BASE (default 24000), SYMFONIC_CACHE_DIR (default ~/.cache/symfonic),
@@ -107,6 +108,11 @@ async function main(argv) {
     case 'build':
       await ensureJaeger(cfg, { force: true });
       return 0;
+    case 'build-if-missing': {
+      const { bin, builtMs } = await ensureJaeger(cfg);
+      console.log(builtMs === null ? `Jaeger binary present: ${bin}` : `Jaeger built in ${(builtMs / 1000).toFixed(0)} s: ${bin}`);
+      return 0;
+    }
     case undefined:
     case '-h':
     case '--help':
