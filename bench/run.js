@@ -72,7 +72,7 @@ function hopAgents() {
   const parent = new SymfonicAgent({
     name: 'parent',
     modelProvider: parentModel,
-    subAgents: [new SubAgentSpec({ name: 'child', description: 'Answers one question.', provider: childModel })],
+    subAgents: [new SubAgentSpec({ name: 'child', description: 'Answers one question.', modelProvider: childModel })],
     metricsCollector: collector,
   });
   const leaf = new SymfonicAgent({ name: 'leaf', modelProvider: leafModel, metricsCollector: collector });
@@ -181,7 +181,7 @@ async function scaleCase(sdk) {
   const mid = new SymfonicAgent({
     name: 'mid',
     modelProvider: midModel,
-    subAgents: [new SubAgentSpec({ name: 'leaf', description: 'Looks one fact up.', provider: leafModel })],
+    subAgents: [new SubAgentSpec({ name: 'leaf', description: 'Looks one fact up.', modelProvider: leafModel })],
     metricsCollector: collector,
   });
   const root = new SymfonicAgent({

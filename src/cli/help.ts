@@ -5,6 +5,7 @@ export const PROGRAM_HELP = `Usage: symfonic <command> [options]
 Commands:
   demo          run a bundled delegation tree (scripted, no network) and draw it from its trace
   tree FILE     draw the delegation trees in an OTLP/JSON file (one request per line)
+  budget        print each tenant's spend, reservations in flight and limit from a Redis budget store
   help [CMD]    show help for the program or a command
 
 Options:
@@ -59,4 +60,23 @@ Options:
 Exit status: 0 on success, 2 for a usage error, an unreadable file, a line that is not valid
 JSON or not an OTLP trace request (the message names the file and line), or a file without any
 symfonic agent runs.
+`;
+
+export const BUDGET_HELP = `Usage: symfonic budget --redis URL [options]
+
+Prints what a RedisBudgetStore holds: for each tenant, the spend its limit counts (inside the
+window for a rolling limit), the reservations of model calls in flight (expired leases are
+dropped first) and the limit the last reserve checked against ("none seen" before any).
+
+Options:
+  --redis URL           the Redis server, e.g. redis://127.0.0.1:6379/0 (default:
+                        $SYMFONIC_REDIS_URL)
+  --key-prefix P        the store's keyPrefix (default "symfonic:")
+  --tenant ID           only this tenant (repeatable); default every tenant the store has seen
+  --json                print { store, tenants: [{ tenantId, spent, totalSpent, reserved,
+                        reservations, limit }] } as JSON and nothing else on stdout
+  -h, --help            show this help
+
+Exit status: 0 on success, 1 when Redis cannot be reached (the message names the store),
+2 for a usage error.
 `;

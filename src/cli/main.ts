@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
 import { InputError, UsageError } from './args.js';
-import { DEMO_HELP, PROGRAM_HELP, TREE_HELP } from './help.js';
+import { BUDGET_HELP, DEMO_HELP, PROGRAM_HELP, TREE_HELP } from './help.js';
 
 const COMMANDS: Record<string, { help: string; run: (args: string[]) => Promise<number> }> = {
   demo: { help: DEMO_HELP, run: async (args) => (await import('./demo.js')).demoCommand(args) },
   tree: { help: TREE_HELP, run: async (args) => (await import('./tree.js')).treeCommand(args) },
+  budget: { help: BUDGET_HELP, run: async (args) => (await import('./budget.js')).budgetCommand(args) },
 };
 
 function version(): string {

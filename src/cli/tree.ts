@@ -1,26 +1,55 @@
 import { readFileSync } from 'node:fs';
-import { buildRunTree, fromOtlpJson, publicRunNode, type SpanRecord } from '../observability/run-tree.js';
 import { parseArgs } from 'node:util';
-import { InputError, UsageError, usageErrorFrom } from './args.js';
+import { buildRunTree, publicRunNode } from '../observability/run-tree.js';
+import { fromOtlpJson, type SpanRecord } from '../observability/span-records.js';
+import { InputError, UsageError, urlOption, usageErrorFrom } from './args.js';
 import { TREE_HELP } from './help.js';
 import { colorWanted, renderRunTree, summaryLine } from './render-tree.js';
 
-
 const OPTIONS = {
   json: { type: 'boolean' },
+  jaeger: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-function readSpans(file: string): SpanRecord[] {
-  const name = file === '-' ? '<stdin>' : file;
-  let text: string;
+function readText(file: string): string {
   try {
-    text = readFileSync(file === '-' ? 0 : file, 'utf8');
+    return readFileSync(file === '-' ? 0 : file, 'utf8');
   } catch (error) {
     const e = error as NodeJS.ErrnoException;
     const why = e.code === 'ENOENT' ? 'no such file' : e.code === 'EISDIR' ? 'it is a directory' : e.code === 'EACCES' ? 'permission denied' : e.message;
-    throw new InputError(`cannot read ${name}: ${why}`, 'tree');
+    throw new InputError(`cannot read ${file === '-' ? '<stdin>' : file}: ${why}`, 'tree');
   }
+}
+
+function spansOf(document: unknown, where: string): SpanRecord[] {
+  if (typeof document !== 'object' || document === null || Array.isArray(document)) {
+    const got = Array.isArray(document) ? 'an array' : document === null ? 'null' : typeof document;
+    throw new InputError(`${where}: expected a JSON object (an OTLP ExportTraceServiceRequest or a Jaeger /api/v3 answer), got ${got}`, 'tree');
+  }
+  try {
+    return fromOtlpJson(document);
+  } catch (error) {
+    throw new InputError(`${where}: not a readable OTLP trace request (${(error as Error).message})`, 'tree');
+  }
+}
+
+/**
+ * The spans in a file: one JSON object (pretty-printed or not: an OTLP request, or a saved
+ * Jaeger /api/v3 answer), or OTLP/JSON lines as the collector's file exporter writes them (one
+ * request per line). Anything else is read line by line, so the error names the line.
+ */
+export function readSpans(file: string): SpanRecord[] {
+  const name = file === '-' ? '<stdin>' : file;
+  const text = readText(file);
+  let whole: unknown;
+  let wholeError: string | undefined;
+  try {
+    whole = JSON.parse(text);
+  } catch (error) {
+    wholeError = (error as Error).message;
+  }
+  if (wholeError === undefined && typeof whole === 'object' && whole !== null && !Array.isArray(whole)) return spansOf(whole, name);
   const spans: SpanRecord[] = [];
   const lines = text.split('\n');
   for (let i = 0; i < lines.length; i++) {
@@ -31,18 +60,26 @@ function readSpans(file: string): SpanRecord[] {
     try {
       request = JSON.parse(line);
     } catch (error) {
-      throw new InputError(`${where}: not valid JSON (${(error as Error).message}); expected one OTLP/JSON ExportTraceServiceRequest per line`, 'tree');
+      throw new InputError(
+        `${where}: not valid JSON (${(error as Error).message}); expected one JSON object${wholeError ? ` (read whole: ${wholeError})` : ''} or one OTLP/JSON ExportTraceServiceRequest per line`,
+        'tree',
+      );
     }
-    if (typeof request !== 'object' || request === null || Array.isArray(request)) {
-      throw new InputError(`${where}: expected a JSON object (an OTLP ExportTraceServiceRequest), got ${Array.isArray(request) ? 'an array' : String(request === null ? 'null' : typeof request)}`, 'tree');
-    }
-    try {
-      spans.push(...fromOtlpJson(request));
-    } catch (error) {
-      throw new InputError(`${where}: not a readable OTLP trace request (${(error as Error).message})`, 'tree');
-    }
+    spans.push(...spansOf(request, where));
   }
   return spans;
+}
+
+async function jaegerSpans(url: string, rawTraceId: string): Promise<SpanRecord[]> {
+  const { fetchJaegerTrace, JaegerSourceError, normaliseTraceId } = await import('./jaeger-source.js');
+  const traceId = normaliseTraceId(rawTraceId);
+  if (traceId === null) throw new UsageError(`"${rawTraceId}" is not a trace id: give up to 32 hex digits, as the demo prints after "trace"`, 'tree');
+  try {
+    return await fetchJaegerTrace(url, traceId);
+  } catch (error) {
+    if (error instanceof JaegerSourceError) throw new InputError(error.message, 'tree');
+    throw error;
+  }
 }
 
 export async function treeCommand(args: string[]): Promise<number> {
@@ -57,13 +94,17 @@ export async function treeCommand(args: string[]): Promise<number> {
     process.stdout.write(TREE_HELP);
     return 0;
   }
+  const what = values.jaeger === undefined ? 'FILE' : 'TRACE_ID';
+  const usage = values.jaeger === undefined ? 'symfonic tree FILE' : 'symfonic tree --jaeger URL TRACE_ID';
   if (positionals.length !== 1) {
-    throw new UsageError(positionals.length === 0 ? 'missing FILE: symfonic tree FILE' : `expected one FILE, got ${positionals.length}: ${positionals.join(' ')}`, 'tree');
+    throw new UsageError(positionals.length === 0 ? `missing ${what}: ${usage}` : `expected one ${what}, got ${positionals.length}: ${positionals.join(' ')}`, 'tree');
   }
-  const file = positionals[0]!;
-  const roots = buildRunTree(readSpans(file));
+  const source = positionals[0]!;
+  const spans = values.jaeger === undefined ? readSpans(source) : await jaegerSpans(urlOption('tree', '--jaeger', values.jaeger).href, source);
+  const roots = buildRunTree(spans);
   if (roots.length === 0) {
-    throw new InputError(`${file === '-' ? '<stdin>' : file} holds no symfonic agent runs (no invoke_agent spans with symfonic.run_id)`, 'tree');
+    const from = values.jaeger === undefined ? (source === '-' ? '<stdin>' : source) : `trace ${source} in Jaeger`;
+    throw new InputError(`${from} holds no symfonic agent runs (no invoke_agent spans with symfonic.run_id)`, 'tree');
   }
   if (values.json) {
     const nodes = roots.map(publicRunNode);

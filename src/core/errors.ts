@@ -36,38 +36,72 @@ export class UnknownChildError extends SymfonicError {
   }
 }
 
+/** Which of a tenant's TenantBudgets limits refused the call. */
+export type BudgetLimitName = 'maxTokens' | 'maxCostUsd';
+
 export interface BudgetRefusal {
   tenantId: string;
-  limit: 'maxTokens' | 'maxCostUsd';
+  /** The tenant limit that refused: TenantBudgets' maxTokens or maxCostUsd. */
+  limitName: BudgetLimitName;
+  /** That limit's amount, in tokens or USD. */
+  limit: number;
+  spent: number;
+  reserved: number;
+  requested: number;
+}
+
+/** @deprecated The first shape: `limit` held the name and `limitValue` the amount. */
+export interface LegacyBudgetRefusal {
+  tenantId: string;
+  limit: BudgetLimitName;
   limitValue: number;
   spent: number;
   reserved: number;
   requested: number;
 }
 
-/** A tenant's budget cannot cover the upper bound of the next model call. */
+function refusalOf(r: BudgetRefusal | LegacyBudgetRefusal): BudgetRefusal {
+  if ('limitName' in r) return r;
+  return { tenantId: r.tenantId, limitName: r.limit, limit: r.limitValue, spent: r.spent, reserved: r.reserved, requested: r.requested };
+}
+
+/**
+ * A tenant's budget cannot cover the upper bound of the next model call. Two settings share the
+ * name maxTokens, so the message names both apart: the tenant's limit (TenantBudgets), and the
+ * per-call output reservation (FrameworkConfig model.maxTokens) that makes up most of a request.
+ */
 export class BudgetExceededError extends SymfonicError {
   readonly tenantId: string;
-  readonly limit: BudgetRefusal['limit'];
+  /** The tenant limit that refused the call. */
+  readonly limitName: BudgetLimitName;
+  /** The amount of that limit: tokens for maxTokens, USD for maxCostUsd. */
+  readonly limit: number;
+  /** @deprecated The same amount as `limit`; read `limit` (and `limitName` for which limit). */
   readonly limitValue: number;
+  /** Settled spend in the window, in the limit's unit. */
   readonly spent: number;
+  /** Held by calls in flight, in the limit's unit. */
   readonly reserved: number;
+  /** The refused call's upper bound: estimated input plus its output reservation, in the limit's unit. */
   readonly requested: number;
-  constructor(refusal: BudgetRefusal) {
-    const unit = refusal.limit === 'maxCostUsd' ? ' USD' : ' tokens';
-    const fmt = (n: number) => (refusal.limit === 'maxCostUsd' ? n.toFixed(6) : String(n)) + unit;
+  constructor(refusal: BudgetRefusal | LegacyBudgetRefusal) {
+    const r = refusalOf(refusal);
+    const cost = r.limitName === 'maxCostUsd';
+    const fmt = (n: number) => (cost ? `${n.toFixed(6)} USD` : `${n} tokens`);
     super(
-      `tenant "${refusal.tenantId}" is over budget: ${refusal.limit} is ${fmt(refusal.limitValue)}, ` +
-        `${fmt(refusal.spent)} spent and ${fmt(refusal.reserved)} reserved by calls in flight, and the next ` +
-        `model call needs up to ${fmt(refusal.requested)}. Raise the tenant's limit, lower maxTokens, or wait ` +
-        `for the budget window to roll.`,
+      `tenant "${r.tenantId}" is over budget: the tenant's ${r.limitName} limit (TenantBudgets) is ${fmt(r.limit)}, ` +
+        `${fmt(r.spent)} spent and ${fmt(r.reserved)} reserved by calls in flight, and the next model call needs up to ` +
+        `${fmt(r.requested)} (its estimated input plus the output it reserves). Lower the per-call FrameworkConfig ` +
+        `model.maxTokens (the output reserved per call), raise the tenant's ${r.limitName} limit, or wait for the ` +
+        `budget window to roll.`,
     );
-    this.tenantId = refusal.tenantId;
-    this.limit = refusal.limit;
-    this.limitValue = refusal.limitValue;
-    this.spent = refusal.spent;
-    this.reserved = refusal.reserved;
-    this.requested = refusal.requested;
+    this.tenantId = r.tenantId;
+    this.limitName = r.limitName;
+    this.limit = r.limit;
+    this.limitValue = r.limit;
+    this.spent = r.spent;
+    this.reserved = r.reserved;
+    this.requested = r.requested;
   }
 }
 

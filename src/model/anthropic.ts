@@ -4,24 +4,23 @@
  */
 import { z } from 'zod';
 import { ConfigurationError } from '../core/errors.js';
-import type { Usage } from '../core/usage.js';
+import { fromMessage, messageWire, PROTOCOL } from './anthropic-response.js';
+import { messageStream } from './anthropic-stream.js';
+import { displayURL, joinURL, type HttpTarget } from './http-target.js';
+import { maxTokensSchema, modelNameSchema } from './model-settings.js';
 import {
   apiKeySchema,
   envVar,
   httpModelProvider,
   httpOptionsShape,
   httpURLSchema,
-  modelNameSchema,
   parseOptions,
-  postJson,
-  readWire,
-  toolCallIdOf,
-  transportFrom,
   type CallSettings,
   type HttpProviderOptions,
-  type HttpTarget,
-} from './http-retry.js';
-import type { ModelProvider, ModelRequest, ModelResponse, ToolCall } from './types.js';
+} from './provider-base.js';
+import { postJson, postStream, transportFrom } from './transport.js';
+import type { ModelProvider, ModelRequest, ToolCall } from './types.js';
+import { readWire, toolCallIdOf } from './wire.js';
 
 export interface AnthropicOptions extends HttpProviderOptions {
   /** Defaults to ANTHROPIC_API_KEY; one of the two is required. */
@@ -36,7 +35,7 @@ export interface AnthropicOptions extends HttpProviderOptions {
 
 const USAGE =
   'anthropic({ model: string, apiKey?: string, baseURL?: string, defaultMaxTokens?: number, maxRetries?: number, ' +
-  'timeoutMs?: number, backoff?: { baseDelayMs?, maxDelayMs? }, fetch?: typeof fetch })';
+  'timeoutMs?: number, backoff?: { baseDelayMs?, maxDelayMs? }, headers?: Record<string, string>, fetch?: typeof fetch })';
 
 const DEFAULT_BASE_URL = 'https://api.anthropic.com';
 const DEFAULT_MAX_TOKENS = 4096;
@@ -46,26 +45,8 @@ const optionsSchema = z.strictObject({
   apiKey: apiKeySchema,
   model: modelNameSchema,
   baseURL: httpURLSchema.optional(),
-  defaultMaxTokens: z.int('must be a whole number of tokens').positive('must be greater than 0').optional(),
+  defaultMaxTokens: maxTokensSchema.optional(),
   ...httpOptionsShape,
-});
-
-const blockWire = z.looseObject({ type: z.string() });
-const textBlockWire = z.object({ text: z.string() });
-const toolUseBlockWire = z.object({ id: z.string(), name: z.string(), input: z.unknown() });
-
-const messageWire = z.object({
-  model: z.string().nullish(),
-  content: z.array(blockWire),
-  stop_reason: z.string().nullish(),
-  usage: z
-    .object({
-      input_tokens: z.number(),
-      output_tokens: z.number(),
-      cache_read_input_tokens: z.number().nullish(),
-      cache_creation_input_tokens: z.number().nullish(),
-    })
-    .nullish(),
 });
 
 export function anthropic(options: AnthropicOptions): ModelProvider {
@@ -76,26 +57,33 @@ export function anthropic(options: AnthropicOptions): ModelProvider {
       'anthropic(): no API key. Set the ANTHROPIC_API_KEY environment variable or pass apiKey to anthropic().',
     );
   }
-  const url = `${(o.baseURL ?? DEFAULT_BASE_URL).replace(/\/+$/, '')}/v1/messages`;
-  const headers = {
+  const url = joinURL(o.baseURL ?? DEFAULT_BASE_URL, '/v1/messages');
+  const headers: Record<string, string> = {
+    ...o.headers,
     'content-type': 'application/json',
-    accept: 'application/json',
     'x-api-key': apiKey,
     'anthropic-version': API_VERSION,
   };
+  const secrets = [...Object.values(o.headers ?? {}), apiKey];
   const transport = transportFrom(o);
+  // The API requires max_tokens. The adapter's default fills in only when no request (a budget's
+  // reservation bound included) and no withOverrides set one.
+  const defaultMaxTokens = o.defaultMaxTokens ?? DEFAULT_MAX_TOKENS;
 
-  const send = async (request: ModelRequest, settings: CallSettings, signal: AbortSignal | undefined) => {
-    const target: HttpTarget = {
-      provider: 'anthropic',
-      model: settings.model,
-      url,
-      headers,
-      auth: { envVar: 'ANTHROPIC_API_KEY', factory: 'anthropic', keySent: true },
-    };
+  const targetFor = (settings: CallSettings, accept: string): HttpTarget => ({
+    provider: 'anthropic',
+    model: settings.model,
+    url,
+    displayURL: displayURL(url),
+    headers: { ...headers, accept },
+    auth: { envVar: 'ANTHROPIC_API_KEY', factory: 'anthropic', keySent: true },
+    secrets,
+  });
+
+  const bodyFor = (request: ModelRequest, settings: CallSettings): Record<string, unknown> => {
     const body: Record<string, unknown> = {
       model: settings.model,
-      max_tokens: settings.maxTokens ?? DEFAULT_MAX_TOKENS,
+      max_tokens: settings.maxTokens ?? defaultMaxTokens,
       messages: toWireMessages(request),
     };
     if (request.instructions) body.system = request.instructions;
@@ -103,13 +91,25 @@ export function anthropic(options: AnthropicOptions): ModelProvider {
       body.tools = request.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters }));
     }
     if (settings.temperature !== undefined) body.temperature = settings.temperature;
-    const wire = readWire(messageWire, await postJson(target, body, transport, signal), target, 'Anthropic Messages');
-    return fromWire(wire, target);
+    return body;
   };
 
-  const defaults: CallSettings = { model: o.model };
-  if (o.defaultMaxTokens !== undefined) defaults.maxTokens = o.defaultMaxTokens;
-  return httpModelProvider('anthropic', defaults, send);
+  return httpModelProvider(
+    'anthropic',
+    { model: o.model },
+    {
+      async send(request, settings, signal) {
+        const target = targetFor(settings, 'application/json');
+        const json = await postJson(target, bodyFor(request, settings), transport, signal);
+        return fromMessage(readWire(messageWire, json, target, PROTOCOL), target);
+      },
+      async *stream(request, settings, signal) {
+        const target = targetFor(settings, 'text/event-stream');
+        const body = { ...bodyFor(request, settings), stream: true };
+        yield* messageStream(await postStream(target, body, transport, signal), target, signal);
+      },
+    },
+  );
 }
 
 type WireMessage = { role: 'user' | 'assistant'; content: string | object[] };
@@ -148,32 +148,4 @@ function toolInput(call: ToolCall): object {
   } catch {
     return {};
   }
-}
-
-function fromWire(wire: z.output<typeof messageWire>, target: HttpTarget): ModelResponse {
-  let text = '';
-  const toolCalls: ToolCall[] = [];
-  for (const block of wire.content) {
-    if (block.type === 'text') {
-      text += readWire(textBlockWire, block, target, 'Anthropic Messages').text;
-    } else if (block.type === 'tool_use') {
-      const use = readWire(toolUseBlockWire, block, target, 'Anthropic Messages');
-      toolCalls.push({ id: use.id, name: use.name, arguments: JSON.stringify(use.input ?? {}) });
-    }
-    // Other blocks (thinking, server tools) carry nothing the model protocol represents.
-  }
-  const response: ModelResponse = { text, toolCalls, finishReason: wire.stop_reason ?? 'unknown' };
-  if (wire.model) response.responseModel = wire.model;
-  if (wire.usage) {
-    const cacheRead = wire.usage.cache_read_input_tokens ?? 0;
-    // Anthropic counts cached input apart from input_tokens; symfonic's inputTokens includes it.
-    const usage: Usage = {
-      inputTokens: wire.usage.input_tokens + cacheRead + (wire.usage.cache_creation_input_tokens ?? 0),
-      outputTokens: wire.usage.output_tokens,
-      source: 'reported',
-    };
-    if (typeof wire.usage.cache_read_input_tokens === 'number') usage.cacheReadInputTokens = cacheRead;
-    response.usage = usage;
-  }
-  return response;
 }

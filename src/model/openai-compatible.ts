@@ -8,24 +8,23 @@
  * name a gateway (e.g. 'groq') so its prices and telemetry are attributed to it.
  */
 import { z } from 'zod';
-import type { Usage } from '../core/usage.js';
+import { displayURL, joinURL, type HttpTarget } from './http-target.js';
+import { modelNameSchema } from './model-settings.js';
+import { chatCompletionWire, fromChatCompletion } from './openai-response.js';
+import { chatCompletionStream } from './openai-stream.js';
 import {
   apiKeySchema,
   envVar,
   httpModelProvider,
   httpOptionsShape,
   httpURLSchema,
-  modelNameSchema,
   parseOptions,
-  postJson,
-  readWire,
-  toolCallIdOf,
-  transportFrom,
   type CallSettings,
   type HttpProviderOptions,
-  type HttpTarget,
-} from './http-retry.js';
-import type { ModelProvider, ModelRequest, ModelResponse } from './types.js';
+} from './provider-base.js';
+import { postJson, postStream, transportFrom } from './transport.js';
+import type { ModelProvider, ModelRequest } from './types.js';
+import { readWire, toolCallIdOf } from './wire.js';
 
 export interface OpenAICompatibleOptions extends HttpProviderOptions {
   /** The API base, up to but not including /chat/completions: "https://api.openai.com/v1", "http://localhost:11434/v1". */
@@ -40,7 +39,7 @@ export interface OpenAICompatibleOptions extends HttpProviderOptions {
 
 const USAGE =
   'openAICompatible({ baseURL: string, model: string, apiKey?: string, providerName?: string, maxRetries?: number, ' +
-  'timeoutMs?: number, backoff?: { baseDelayMs?, maxDelayMs? }, fetch?: typeof fetch })';
+  'timeoutMs?: number, backoff?: { baseDelayMs?, maxDelayMs? }, headers?: Record<string, string>, fetch?: typeof fetch })';
 
 const optionsSchema = z.strictObject({
   baseURL: httpURLSchema,
@@ -50,51 +49,31 @@ const optionsSchema = z.strictObject({
   ...httpOptionsShape,
 });
 
-const toolCallWire = z.object({
-  id: z.string().nullish(),
-  function: z.object({ name: z.string(), arguments: z.unknown() }),
-});
-
-const chatCompletionWire = z.object({
-  model: z.string().nullish(),
-  choices: z
-    .array(
-      z.object({
-        message: z.object({ content: z.string().nullish(), tool_calls: z.array(toolCallWire).nullish() }),
-        finish_reason: z.string().nullish(),
-      }),
-    )
-    .min(1),
-  usage: z
-    .object({
-      prompt_tokens: z.number(),
-      completion_tokens: z.number(),
-      prompt_tokens_details: z.object({ cached_tokens: z.number().nullish() }).nullish(),
-    })
-    .nullish(),
-});
-
 export function openAICompatible(options: OpenAICompatibleOptions): ModelProvider {
   const o = parseOptions(optionsSchema, options, 'openAICompatible', USAGE);
   const apiKey = o.apiKey ?? envVar('OPENAI_API_KEY');
   const isOpenAI = new URL(o.baseURL).hostname === 'api.openai.com';
   const providerName = o.providerName ?? (isOpenAI ? 'openai' : 'openai-compatible');
-  const url = `${o.baseURL.replace(/\/+$/, '')}/chat/completions`;
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
+  const url = joinURL(o.baseURL, '/chat/completions');
+  const headers: Record<string, string> = { ...o.headers, 'content-type': 'application/json', accept: 'application/json' };
   if (apiKey !== undefined) headers.authorization = `Bearer ${apiKey}`;
+  const secrets = [...Object.values(o.headers ?? {}), ...(apiKey === undefined ? [] : [apiKey])];
   const transport = transportFrom(o);
   // OpenAI's own API replaced max_tokens with max_completion_tokens and refuses the old name for
   // reasoning models; the self-hosted servers read max_tokens.
   const maxTokensField = isOpenAI ? 'max_completion_tokens' : 'max_tokens';
 
-  const send = async (request: ModelRequest, settings: CallSettings, signal: AbortSignal | undefined) => {
-    const target: HttpTarget = {
-      provider: providerName,
-      model: settings.model,
-      url,
-      headers,
-      auth: { envVar: 'OPENAI_API_KEY', factory: 'openAICompatible', keySent: apiKey !== undefined },
-    };
+  const targetFor = (settings: CallSettings, accept: string): HttpTarget => ({
+    provider: providerName,
+    model: settings.model,
+    url,
+    displayURL: displayURL(url),
+    headers: { ...headers, accept },
+    auth: { envVar: 'OPENAI_API_KEY', factory: 'openAICompatible', keySent: apiKey !== undefined },
+    secrets,
+  });
+
+  const bodyFor = (request: ModelRequest, settings: CallSettings): Record<string, unknown> => {
     const body: Record<string, unknown> = { model: settings.model, messages: toWireMessages(request) };
     if (request.tools.length > 0) {
       body.tools = request.tools.map((t) => ({
@@ -103,12 +82,28 @@ export function openAICompatible(options: OpenAICompatibleOptions): ModelProvide
       }));
     }
     if (settings.temperature !== undefined) body.temperature = settings.temperature;
+    // Sent only when a request, withOverrides or a budget's reservation sets one: the server's own
+    // default is the model's full output length, which a caller who set nothing asked for.
     if (settings.maxTokens !== undefined) body[maxTokensField] = settings.maxTokens;
-    const json = await postJson(target, body, transport, signal);
-    return fromWire(readWire(chatCompletionWire, json, target, 'Chat Completions'));
+    return body;
   };
 
-  return httpModelProvider(providerName, { model: o.model }, send);
+  return httpModelProvider(
+    providerName,
+    { model: o.model },
+    {
+      async send(request, settings, signal) {
+        const target = targetFor(settings, 'application/json');
+        const json = await postJson(target, bodyFor(request, settings), transport, signal);
+        return fromChatCompletion(readWire(chatCompletionWire, json, target, 'Chat Completions'));
+      },
+      async *stream(request, settings, signal) {
+        const target = targetFor(settings, 'text/event-stream');
+        const body = { ...bodyFor(request, settings), stream: true, stream_options: { include_usage: true } };
+        yield* chatCompletionStream(await postStream(target, body, transport, signal), target, signal);
+      },
+    },
+  );
 }
 
 function toWireMessages(request: ModelRequest): object[] {
@@ -133,31 +128,4 @@ function toWireMessages(request: ModelRequest): object[] {
     }
   });
   return out;
-}
-
-function fromWire(wire: z.output<typeof chatCompletionWire>): ModelResponse {
-  const choice = wire.choices[0]!;
-  const response: ModelResponse = {
-    text: choice.message.content ?? '',
-    toolCalls: (choice.message.tool_calls ?? []).map((c, i) => ({
-      // Some local servers omit ids; the loop still needs one to pair each result with its call.
-      id: c.id ?? `call_${i}`,
-      name: c.function.name,
-      // Some local servers send arguments as an object rather than the JSON text the protocol specifies.
-      arguments: typeof c.function.arguments === 'string' ? c.function.arguments : JSON.stringify(c.function.arguments ?? {}),
-    })),
-    finishReason: choice.finish_reason ?? 'unknown',
-  };
-  if (wire.model) response.responseModel = wire.model;
-  if (wire.usage) {
-    const usage: Usage = {
-      inputTokens: wire.usage.prompt_tokens,
-      outputTokens: wire.usage.completion_tokens,
-      source: 'reported',
-    };
-    const cached = wire.usage.prompt_tokens_details?.cached_tokens;
-    if (typeof cached === 'number') usage.cacheReadInputTokens = cached;
-    response.usage = usage;
-  }
-  return response;
 }

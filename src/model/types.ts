@@ -38,6 +38,12 @@ export interface ModelResponse {
   responseModel?: string;
 }
 
+/**
+ * One piece of a streamed answer: text as it arrives, then exactly one `done` carrying the whole
+ * assembled response (text, tool calls, usage, finish reason), the same value `generate()` returns.
+ */
+export type ModelStreamChunk = { type: 'text'; delta: string } | { type: 'done'; response: ModelResponse };
+
 export interface ModelOverrides {
   modelName?: string;
   temperature?: number;
@@ -52,5 +58,11 @@ export interface ModelProvider {
   readonly providerName: string;
   readonly modelName: string;
   generate(request: ModelRequest, options?: { signal?: AbortSignal }): Promise<ModelResponse>;
+  /**
+   * The same call, streamed. Optional: a provider without it is called through `generate()`.
+   * An abort of `signal` ends the iteration at once with an error named 'AbortError'; leaving the
+   * loop early drops the underlying connection.
+   */
+  stream?(request: ModelRequest, options?: { signal?: AbortSignal }): AsyncIterable<ModelStreamChunk>;
   withOverrides?(overrides: ModelOverrides): ModelProvider;
 }

@@ -110,6 +110,10 @@ export class MetricsCollector implements Accounting {
     const entry = newEntry(frame.runId, frame.scope?.tenantId ?? null, parent);
     if (parent) (parent.children ??= []).push(frame.runId);
     ledger.runs.set(frame.runId, entry);
-    return new CollectorRunAccount(this, ledger, entry, { ledger: this.id, store: this.budgets?.store.id ?? null }, report);
+    // The receipt names the store only when this run's tenant is held to a budget there: spend
+    // written nowhere must still be charged by a delegator whose store it is.
+    const tenantId = entry.tenantId;
+    const store = tenantId !== null && this.budgets?.limitFor(tenantId) !== undefined ? (this.budgets.store.id ?? null) : null;
+    return new CollectorRunAccount(this, ledger, entry, { ledger: this.id, store }, report);
   }
 }

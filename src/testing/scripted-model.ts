@@ -1,11 +1,19 @@
 import { abortableSleep } from '../core/abort.js';
 import { abortErrorFrom, ConfigurationError, SymfonicError } from '../core/errors.js';
 import type { Usage } from '../core/usage.js';
-import type { ModelOverrides, ModelProvider, ModelRequest, ModelResponse, ToolCall } from '../model/types.js';
+import type { ModelOverrides, ModelProvider, ModelRequest, ModelResponse, ModelStreamChunk, ToolCall } from '../model/types.js';
 
 /**
- * One scripted model turn: a string is a final answer; an Error is thrown by generate(); an
- * object may carry text, tool calls, usage and a delay that honours the abort signal.
+ * One scripted model turn: a string is a final answer; an Error is thrown by generate() (and by
+ * stream(), on the first read); an object may carry text, tool calls, usage and a delay that
+ * honours the abort signal.
+ *
+ * Streaming: `stream()` plays the same turns. `delayMs` passes before the first chunk (the time to
+ * first token). `chunks` are the pieces the text streams in (their concatenation is the text, so
+ * `text` may be left out; given both, they must agree), and `chunkDelayMs` passes before each
+ * piece after the first, cut short by an abort. A turn without `chunks` streams its text as one
+ * piece. Every stream ends with one `done` chunk holding the response generate() would return;
+ * generate() itself ignores `chunkDelayMs`.
  */
 export type ScriptedTurn =
   | string
@@ -16,12 +24,18 @@ export type ScriptedTurn =
       usage?: Partial<Usage>;
       delayMs?: number;
       finishReason?: string;
+      chunks?: string[];
+      chunkDelayMs?: number;
     };
+
+type ObjectTurn = Exclude<ScriptedTurn, string | Error>;
 
 export type ScriptedResponder = (request: ModelRequest, index: number) => ScriptedTurn | Promise<ScriptedTurn>;
 
 export interface ScriptedModel extends ModelProvider {
-  /** Every request received, in order. */
+  /** Always present on a scripted model: every turn can be streamed. */
+  stream(request: ModelRequest, options?: { signal?: AbortSignal }): AsyncIterable<ModelStreamChunk>;
+  /** Every request received, by generate() and stream() alike, in order. */
   readonly calls: ModelRequest[];
   /** Throws if scripted turns are left unused: a test that stops early has not shown what it meant to. */
   assertComplete(): void;
@@ -42,7 +56,7 @@ function toResponse(turn: Exclude<ScriptedTurn, Error>, modelName: string): Mode
     arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments ?? {}),
   }));
   const response: ModelResponse = {
-    text: turn.text ?? '',
+    text: turn.text ?? turn.chunks?.join('') ?? '',
     toolCalls,
     finishReason: turn.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop'),
     responseModel: modelName,
@@ -75,6 +89,32 @@ export function scriptedModel(
   const providerName = options.providerName ?? 'scripted';
   const modelName = options.modelName ?? 'scripted-model';
 
+  /** Records the call and finds its turn; shared by generate() and stream(), so both use up the script alike. */
+  const play = async (request: ModelRequest, index: number, signal: AbortSignal | undefined): Promise<ObjectTurn | string> => {
+    if (signal?.aborted) throw abortErrorFrom(signal, 'the model call');
+    let turn: ScriptedTurn;
+    if (isList) {
+      if (index >= turns.length) {
+        throw new ScriptError(
+          `scripted model ran out of turns: it had ${turns.length} and was asked for turn ${index + 1}. ` +
+            `Add a turn, or check why the agent made another model call.`,
+        );
+      }
+      turn = turns[index]!;
+    } else {
+      turn = await (script as ScriptedResponder)(request, index);
+    }
+    if (turn instanceof Error) throw turn;
+    if (typeof turn === 'object' && turn !== null && turn.delayMs !== undefined) await abortableSleep(turn.delayMs, signal);
+    if (typeof turn !== 'string' && (typeof turn !== 'object' || turn === null)) {
+      throw new ScriptError(
+        `scripted turn ${index} is ${String(turn)}: use a string, an Error, or { text?, toolCalls?, usage?, delayMs?, chunks?, chunkDelayMs? }.`,
+      );
+    }
+    if (typeof turn === 'object') checkChunks(turn, index);
+    return turn;
+  };
+
   const model: ScriptedModel = {
     providerName,
     modelName,
@@ -82,25 +122,14 @@ export function scriptedModel(
     async generate(request: ModelRequest, opts?: { signal?: AbortSignal }): Promise<ModelResponse> {
       const index = calls.length;
       calls.push(request);
-      if (opts?.signal?.aborted) throw abortErrorFrom(opts.signal, 'the model call');
-      let turn: ScriptedTurn;
-      if (isList) {
-        if (index >= turns.length) {
-          throw new ScriptError(
-            `scripted model ran out of turns: it had ${turns.length} and was asked for turn ${index + 1}. ` +
-              `Add a turn, or check why the agent made another model call.`,
-          );
-        }
-        turn = turns[index]!;
-      } else {
-        turn = await (script as ScriptedResponder)(request, index);
-      }
-      if (turn instanceof Error) throw turn;
-      if (typeof turn === 'object' && turn !== null && turn.delayMs !== undefined) await abortableSleep(turn.delayMs, opts?.signal);
-      if (typeof turn !== 'string' && (typeof turn !== 'object' || turn === null)) {
-        throw new ScriptError(`scripted turn ${index} is ${String(turn)}: use a string, an Error, or { text?, toolCalls?, usage?, delayMs? }.`);
-      }
+      const turn = await play(request, index, opts?.signal);
       return toResponse(turn, request.modelName ?? modelName);
+    },
+    stream(request: ModelRequest, opts?: { signal?: AbortSignal }): AsyncIterable<ModelStreamChunk> {
+      // Recorded at the call, as generate() records it, not on the first read.
+      const index = calls.length;
+      calls.push(request);
+      return streamTurn(() => play(request, index, opts?.signal), request.modelName ?? modelName, opts?.signal);
     },
     assertComplete(): void {
       if (isList && calls.length < turns.length) {
@@ -112,4 +141,41 @@ export function scriptedModel(
     },
   };
   return model;
+}
+
+async function* streamTurn(
+  play: () => Promise<ObjectTurn | string>,
+  modelName: string,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<ModelStreamChunk, void, undefined> {
+  const turn = await play();
+  const response = toResponse(turn, modelName);
+  const pieces = typeof turn === 'object' && turn.chunks !== undefined ? turn.chunks : [response.text];
+  const gapMs = typeof turn === 'object' ? (turn.chunkDelayMs ?? 0) : 0;
+  let first = true;
+  for (const delta of pieces) {
+    if (delta === '') continue;
+    if (!first && gapMs > 0) await abortableSleep(gapMs, signal);
+    if (signal?.aborted) throw abortErrorFrom(signal, 'the model call');
+    first = false;
+    yield { type: 'text', delta };
+  }
+  if (signal?.aborted) throw abortErrorFrom(signal, 'the model call');
+  yield { type: 'done', response };
+}
+
+function checkChunks(turn: ObjectTurn, index: number): void {
+  if (turn.chunks === undefined) return;
+  if (!Array.isArray(turn.chunks) || !turn.chunks.every((c) => typeof c === 'string')) {
+    throw new ScriptError(`scripted turn ${index}: chunks must be an array of strings, the pieces the text streams in.`);
+  }
+  if (turn.text !== undefined && turn.text !== turn.chunks.join('')) {
+    throw new ScriptError(
+      `scripted turn ${index}: text ${JSON.stringify(turn.text)} is not the chunks joined (${JSON.stringify(turn.chunks.join(''))}). ` +
+        `Give chunks alone, or make them add up to the text.`,
+    );
+  }
+  if (turn.chunkDelayMs !== undefined && !(Number.isFinite(turn.chunkDelayMs) && turn.chunkDelayMs >= 0)) {
+    throw new ScriptError(`scripted turn ${index}: chunkDelayMs must be a number of milliseconds, 0 or more.`);
+  }
 }

@@ -1,6 +1,6 @@
 module symfonic.local/stack/jaeger-tools
 
-go 1.26
+go 1.24.6
 
 tool github.com/jaegertracing/jaeger/cmd/jaeger
 

@@ -171,9 +171,9 @@ describe('errors', () => {
     },
     {
       type: BudgetExceededError,
-      error: async () => new BudgetExceededError({ tenantId: 'acme', limit: 'maxTokens', limitValue: 1000, spent: 900, reserved: 50, requested: 200 }),
-      problem: [/tenant "acme" is over budget/, /maxTokens is 1000 tokens/, /900 tokens spent/, /50 tokens reserved/, /200 tokens/],
-      fix: /Raise the tenant's limit, lower maxTokens, or wait/,
+      error: async () => new BudgetExceededError({ tenantId: 'acme', limitName: 'maxTokens', limit: 1000, spent: 900, reserved: 50, requested: 200 }),
+      problem: [/tenant "acme" is over budget/, /the tenant's maxTokens limit \(TenantBudgets\) is 1000 tokens/, /900 tokens spent/, /50 tokens reserved/, /200 tokens/],
+      fix: /Lower the per-call FrameworkConfig model\.maxTokens \(the output reserved per call\), raise the tenant's maxTokens limit, or wait/,
     },
     {
       type: MaxTurnsExceededError,

@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { distStaleness } from '../support/dist.js';
@@ -81,6 +81,33 @@ describe('package.json', () => {
   it('exports nothing but the three entry points and package.json', () => {
     expect(Object.keys(pkg.exports).sort()).toEqual(['.', './package.json', './telemetry', './testing']);
   });
+});
+
+describe('the packed file list', () => {
+  /** What `npm pack` would put in the tarball, read from npm itself. */
+  const packed = () => {
+    const result = spawnSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root, encoding: 'utf8', timeout: 60_000 });
+    if (result.status !== 0) throw new Error(`npm pack --dry-run failed:\n${result.stderr}`);
+    return new Set((JSON.parse(result.stdout) as { files: { path: string }[] }[])[0]!.files.map((f) => f.path));
+  };
+
+  it('has no source map or declaration map, and no file pointing at a map or a source it lacks', () => {
+    const files = packed();
+    expect([...files].filter((f) => f.endsWith('.map'))).toEqual([]);
+    const dangling: string[] = [];
+    for (const file of files) {
+      if (!/\.(js|d\.ts)$/.test(file)) continue;
+      for (const [, ref] of readFileSync(join(root, file), 'utf8').matchAll(/\/\/# sourceMappingURL=(\S+)/g)) {
+        const target = join(dirname(file), ref!);
+        if (!files.has(target)) dangling.push(`${file} -> ${target}`);
+      }
+    }
+    expect(dangling).toEqual([]);
+    // The entry points and the command line are in it.
+    for (const f of ['dist/index.js', 'dist/index.d.ts', 'dist/testing/index.d.ts', 'dist/telemetry/index.d.ts', 'dist/cli/main.js', 'package.json']) {
+      expect(files.has(f), f).toBe(true);
+    }
+  }, 60_000);
 });
 
 describe('the built package, imported by a consumer', () => {

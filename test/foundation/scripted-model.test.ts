@@ -206,3 +206,109 @@ describe('scriptedModel: bookkeeping', () => {
     await expect(model.generate(request('2'))).rejects.toBeInstanceOf(ScriptError);
   });
 });
+
+describe('scriptedModel: streaming', () => {
+  type Chunk = { type: 'text'; delta: string } | { type: 'done'; response: unknown };
+  async function drain(stream: AsyncIterable<Chunk>): Promise<Chunk[]> {
+    const out: Chunk[] = [];
+    for await (const chunk of stream) out.push(chunk);
+    return out;
+  }
+
+  it('streams a plain text turn as one text chunk, then done with the response generate() would give', async () => {
+    const model = scriptedModel(['hello', 'hello']);
+    const chunks = await drain(model.stream(request('a')));
+    const generated = await model.generate(request('b'));
+    expect(chunks).toEqual([{ type: 'text', delta: 'hello' }, { type: 'done', response: generated }]);
+  });
+
+  it('streams chunks in order, with the whole text, tool calls and usage on done', async () => {
+    const model = scriptedModel([
+      { chunks: ['Hel', 'lo, ', 'wor', 'ld'], toolCalls: [{ name: 'look', arguments: { q: 1 }, id: 'c1' }], usage: { inputTokens: 3, outputTokens: 4 } },
+    ]);
+    const chunks = await drain(model.stream(request('a')));
+    expect(chunks.slice(0, 4)).toEqual(['Hel', 'lo, ', 'wor', 'ld'].map((delta) => ({ type: 'text', delta })));
+    expect(chunks[4]).toEqual({
+      type: 'done',
+      response: {
+        text: 'Hello, world',
+        toolCalls: [{ id: 'c1', name: 'look', arguments: '{"q":1}' }],
+        finishReason: 'tool_calls',
+        responseModel: 'scripted-model',
+        usage: { inputTokens: 3, outputTokens: 4, source: 'reported' },
+      },
+    });
+    expect(chunks).toHaveLength(5);
+  });
+
+  it('generate() plays a chunked turn as its joined text, without the chunk delays', async () => {
+    const model = scriptedModel([{ chunks: ['a', 'b', 'c'], chunkDelayMs: 60_000 }]);
+    const response = await within(model.generate(request('q')), 5_000, 'generate of a chunked turn');
+    expect(response.text).toBe('abc');
+  });
+
+  it('pauses chunkDelayMs between chunks, and not before the first', async () => {
+    const model = scriptedModel([{ chunks: ['one', 'two', 'three'], chunkDelayMs: 40 }]);
+    const iterator = model.stream(request('q'))[Symbol.asyncIterator]();
+    const started = performance.now();
+    expect((await iterator.next()).value).toEqual({ type: 'text', delta: 'one' });
+    const first = performance.now() - started;
+    expect((await iterator.next()).value).toEqual({ type: 'text', delta: 'two' });
+    expect((await iterator.next()).value).toEqual({ type: 'text', delta: 'three' });
+    const all = performance.now() - started;
+    expect(first).toBeLessThan(30);
+    expect(all).toBeGreaterThanOrEqual(75);
+    expect((await iterator.next()).value).toMatchObject({ type: 'done' });
+    expect((await iterator.next()).done).toBe(true);
+  });
+
+  it('an abort between chunks rejects the next read with an AbortError at once', async () => {
+    const model = scriptedModel([{ chunks: ['first', 'never'], chunkDelayMs: 60_000 }]);
+    const controller = new AbortController();
+    const iterator = model.stream(request('q'), { signal: controller.signal })[Symbol.asyncIterator]();
+    expect((await iterator.next()).value).toEqual({ type: 'text', delta: 'first' });
+    const pending = iterator.next();
+    controller.abort();
+    const error = await within(caught(() => pending), 5_000, 'an aborted chunk delay');
+    expect(error.name).toBe('AbortError');
+  });
+
+  it('an abort during delayMs, before the first chunk, rejects with an AbortError', async () => {
+    const model = scriptedModel([{ text: 'late', delayMs: 60_000 }]);
+    const controller = new AbortController();
+    const pending = drain(model.stream(request('q'), { signal: controller.signal }));
+    controller.abort();
+    const error = await within(caught(() => pending), 5_000, 'an aborted first-token delay');
+    expect(error.name).toBe('AbortError');
+  });
+
+  it('throws an Error turn on the first read, the same instance', async () => {
+    const boom = new Error('stream down');
+    const model = scriptedModel([boom]);
+    await expect(drain(model.stream(request('q')))).rejects.toBe(boom);
+  });
+
+  it('records streamed requests in .calls at the call, shares the script with generate(), and assertComplete counts them', async () => {
+    const model = scriptedModel(['a', { chunks: ['b'] }, 'c']);
+    await model.generate(request('1'));
+    const stream = model.stream(request('2'));
+    expect(model.calls.map((c) => c.messages[0]!.content)).toEqual(['1', '2']);
+    expect(() => model.assertComplete()).toThrow(ScriptError);
+    expect((await drain(stream))[0]).toEqual({ type: 'text', delta: 'b' });
+    expect((await drain(model.stream(request('3'))))[0]).toEqual({ type: 'text', delta: 'c' });
+    expect(() => model.assertComplete()).not.toThrow();
+  });
+
+  it('streams responder turns, and a tool-call-only turn as done alone', async () => {
+    const model = scriptedModel((_req, index) => ({ toolCalls: [{ name: 't', arguments: {}, id: `id${index}` }] }));
+    const chunks = await drain(model.stream(request('q')));
+    expect(chunks).toHaveLength(1);
+    expect(chunks[0]).toMatchObject({ type: 'done', response: { text: '', toolCalls: [{ id: 'id0' }] } });
+  });
+
+  it('refuses chunks that disagree with text, or are not strings, naming the turn', async () => {
+    const model = scriptedModel([{ text: 'abc', chunks: ['a', 'b'] }, { chunks: [1 as unknown as string] }]);
+    await expect(drain(model.stream(request('q')))).rejects.toThrow(/scripted turn 0: text "abc" is not the chunks joined \("ab"\)/);
+    await expect(model.generate(request('q'))).rejects.toThrow(/scripted turn 1: chunks must be an array of strings/);
+  });
+});

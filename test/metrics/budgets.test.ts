@@ -163,17 +163,19 @@ describe('a refused budget', () => {
     expect(error).toBeInstanceOf(SymfonicError);
     const b = error as BudgetExceededError;
     const requested = store.refusals.at(-1)!.amount.tokens;
-    expect({ tenantId: b.tenantId, limit: b.limit, limitValue: b.limitValue, spent: b.spent, reserved: b.reserved, requested: b.requested }).toEqual({
+    expect({ tenantId: b.tenantId, limitName: b.limitName, limit: b.limit, spent: b.spent, reserved: b.reserved, requested: b.requested }).toEqual({
       tenantId: 'acme',
-      limit: 'maxTokens',
-      limitValue: 250,
+      limitName: 'maxTokens',
+      limit: 250,
       spent: 50,
       reserved: held.amount.tokens,
       requested,
     });
     expect(50 + held.amount.tokens + requested).toBeGreaterThan(250);
     expect(b.message).toContain('"acme"');
-    expect(b.message).toContain('maxTokens is 250 tokens');
+    expect(b.limitValue).toBe(250);
+    expect(b.message).toContain("the tenant's maxTokens limit (TenantBudgets) is 250 tokens");
+    expect(b.message).toContain('Lower the per-call FrameworkConfig model.maxTokens');
     expect(b.message).toContain('50 tokens spent');
     expect(b.message).toContain(`${held.amount.tokens} tokens reserved`);
     expect(b.message).toContain(`${requested} tokens`);
@@ -203,13 +205,14 @@ describe('a refused budget', () => {
     const error = await agent.run('hi', { scope: { tenantId: 'acme' } }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(BudgetExceededError);
     const b = error as BudgetExceededError;
-    expect(b.limit).toBe('maxCostUsd');
-    expect(b.limitValue).toBe(0.0001);
+    expect(b.limitName).toBe('maxCostUsd');
+    expect(b.limit).toBe(0.0001);
     expect(b.spent).toBe(0);
     expect(b.reserved).toBe(0);
     expect(b.requested).toBeCloseTo(store.refusals[0]!.amount.costUsd, 15);
     expect(b.requested).toBeGreaterThan(0.1); // 100 output tokens at 1000 USD/MTok
-    expect(b.message).toContain('maxCostUsd is 0.000100 USD');
+    expect(b.message).toContain("the tenant's maxCostUsd limit (TenantBudgets) is 0.000100 USD");
+    expect(b.message).toContain("raise the tenant's maxCostUsd limit");
     expect(b.message).toContain('0.000000 USD spent');
   });
 
@@ -241,7 +244,7 @@ describe('a refused budget', () => {
     const toolMessage = model.calls[1]!.messages.find((m) => m.role === 'tool')!;
     expect(toolMessage.content).toContain('Sub-agent "big" could not run');
     expect(toolMessage.content).toContain('tenant "acme" is over budget');
-    expect(toolMessage.content).toContain('maxTokens is 1000 tokens');
+    expect(toolMessage.content).toContain("the tenant's maxTokens limit (TenantBudgets) is 1000 tokens");
 
     const toolSpan = rec.spans().find((s) => s.name === 'execute_tool run_agent')!;
     expect(toolSpan.attributes['symfonic.delegation.outcome']).toBe('budget_exceeded');
@@ -312,7 +315,7 @@ describe('limits', () => {
     const error = (await agent.run('hi', { scope: { tenantId: 'stranger' } }).catch((e: unknown) => e)) as BudgetExceededError;
     expect(error).toBeInstanceOf(BudgetExceededError);
     expect(error.tenantId).toBe('stranger');
-    expect(error.limitValue).toBe(10);
+    expect(error.limit).toBe(10);
     await expect(agent.run('hi', { scope: { tenantId: 'big' } })).resolves.toMatchObject({ finalResponse: 'done' });
     expect(store.usage('big', undefined, Date.now()).spent.tokens).toBe(2);
 

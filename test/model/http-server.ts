@@ -5,7 +5,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, expect } from 'vitest';
-import { ModelProviderError } from '../../src/model/http-retry.js';
+import { ModelProviderError } from '../../src/model/provider-error.js';
 
 /** One request the server received. */
 export interface Seen {

@@ -1,7 +1,9 @@
 /**
- * The Jaeger stack (docker-compose.yml, collector/otel-collector.yaml, collector/prometheus.yml)
- * cannot be started here, so its three files are checked against each other instead: the wiring
- * mistakes that make a stack come up "fine" and show no traces are all cross-file mismatches.
+ * The stack's files (docker-compose.yml, collector/otel-collector.yaml, collector/prometheus.yml,
+ * stack/jaeger-backend.yaml) are checked against each other: the wiring mistakes that make a stack
+ * come up "fine" and show no traces are all cross-file mismatches. Docker is not available here,
+ * so the compose side is checked only this way; the loopback side (`npm run stack`) also runs for
+ * real in test/stack-e2e.
  *
  * Each check is a small function from parsed YAML to a list of problems, so every check is also
  * run on a deliberately broken copy to prove it can fail.
@@ -12,7 +14,25 @@ import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const load = (file: string): unknown => parse(readFileSync(root + file, 'utf8'));
+const read = (file: string): string => readFileSync(root + file, 'utf8');
+
+const ENV_REF = /\$\{env:([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+
+/**
+ * The collector's own `${env:NAME:-default}` expansion: a variable set in `env` wins, else the
+ * default. Docker users set nothing, so they get the defaults; the stack script sets loopback
+ * addresses. YAML is parsed after expansion, as the collector does for whole-value references.
+ */
+function expandEnv(text: string, env: Record<string, string> = {}): string {
+  return text.replace(ENV_REF, (_m, name: string, fallback: string | undefined) => env[name] ?? fallback ?? '');
+}
+
+/** References without a default would leave a compose user with an empty address. */
+function envDefaultProblems(file: string, text: string): string[] {
+  return [...text.matchAll(ENV_REF)].filter((m) => m[2] === undefined || m[2] === '').map((m) => `${file}: \${env:${m[1]}} has no default (write \${env:${m[1]}:-value})`);
+}
+
+const load = (file: string, env: Record<string, string> = {}): unknown => parse(expandEnv(read(file), env));
 
 type Obj = Record<string, unknown>;
 const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
@@ -246,6 +266,7 @@ function mountProblems(compose: unknown, exists: (path: string) => boolean): str
   const problems: string[] = [];
   const svcs = services(compose);
   const wanted: Record<string, string> = {
+    [JAEGER_SERVICE]: './stack/jaeger-backend.yaml',
     [COLLECTOR_SERVICE]: './collector/otel-collector.yaml',
     prometheus: './collector/prometheus.yml',
   };
@@ -299,10 +320,109 @@ function imageProblems(compose: unknown): string[] {
 }
 
 // ---------------------------------------------------------------------------------------------
+// the Jaeger backend and the stack script
+
+/** The collector runs on the Jaeger binary: both services use one image, so one release is tested. */
+function sameBinaryProblems(compose: unknown): string[] {
+  const svcs = services(compose);
+  const jaeger = obj(svcs[JAEGER_SERVICE])['image'];
+  const coll = obj(svcs[COLLECTOR_SERVICE])['image'];
+  return jaeger === coll ? [] : [`service "${COLLECTOR_SERVICE}" runs image "${String(coll)}" but "${JAEGER_SERVICE}" runs "${String(jaeger)}"; the collector config is written for the Jaeger binary`];
+}
+
+/** The backend stores what it receives, queries the same storage, and receives where the collector sends. */
+function backendProblems(backend: unknown, collector: unknown): string[] {
+  const problems: string[] = [];
+  const b = obj(backend);
+  const stores = Object.keys(obj(obj(obj(b['extensions'])['jaeger_storage'])['backends']));
+  const queried = obj(obj(obj(b['extensions'])['jaeger_query'])['storage'])['traces'];
+  const written = obj(obj(b['exporters'])['jaeger_storage_exporter'])['trace_storage'];
+  if (typeof queried !== 'string' || !stores.includes(queried)) problems.push(`jaeger_query reads storage "${String(queried)}", which jaeger_storage does not define (${stores.join(', ') || 'none'})`);
+  if (written !== queried) problems.push(`jaeger_storage_exporter writes to "${String(written)}" but jaeger_query reads "${String(queried)}": stored traces would never be found`);
+  const pipeline = obj(obj(obj(b['service'])['pipelines'])['traces']);
+  if (!names(pipeline['exporters']).includes('jaeger_storage_exporter')) problems.push('the backend traces pipeline does not export to jaeger_storage_exporter');
+  const extensions = names(obj(b['service'])['extensions']);
+  for (const ext of ['jaeger_storage', 'jaeger_query']) if (!extensions.includes(ext)) problems.push(`service.extensions does not enable ${ext}`);
+  const receiver = hostPort(obj(obj(obj(obj(b['receivers'])['otlp'])['protocols'])['grpc'])['endpoint']);
+  const sent = hostPort(obj(obj(obj(collector)['exporters'])['otlp/jaeger'])['endpoint']);
+  if (receiver === null) problems.push("the backend's receivers.otlp.protocols.grpc.endpoint is missing or not host:port");
+  else if (sent !== null && sent.port !== receiver.port) problems.push(`the collector sends to port ${sent.port}, the backend's OTLP gRPC receiver listens on ${receiver.port}`);
+  return problems;
+}
+
+interface StackService {
+  name: string;
+  env: Record<string, string>;
+}
+interface StackConfig {
+  host: string;
+  urls: Record<string, string>;
+  services: StackService[];
+}
+
+/** Every address a config listens on, by where it appears. */
+function listeners(doc: unknown, kind: 'collector' | 'backend'): Record<string, string> {
+  const d = obj(doc);
+  const ext = obj(d['extensions']);
+  const out: Record<string, string> = {};
+  const add = (where: string, v: unknown) => {
+    if (v !== undefined) out[where] = String(v);
+  };
+  add('receivers.otlp.grpc', obj(obj(obj(obj(d['receivers'])['otlp'])['protocols'])['grpc'])['endpoint']);
+  add('receivers.otlp.http', obj(obj(obj(obj(d['receivers'])['otlp'])['protocols'])['http'])['endpoint']);
+  add('extensions.healthcheckv2', obj(obj(ext['healthcheckv2'])['http'])['endpoint']);
+  if (kind === 'collector') {
+    add('exporters.prometheus', obj(obj(d['exporters'])['prometheus'])['endpoint']);
+    const reader = obj(obj(obj(obj(list(obj(obj(obj(d['service'])['telemetry'])['metrics'])['readers'])[0])['pull'])['exporter'])['prometheus']);
+    if (reader['host'] !== undefined) add('service.telemetry', `${String(reader['host'])}:${String(reader['port'])}`);
+  } else {
+    add('jaeger_query.http', obj(obj(ext['jaeger_query'])['http'])['endpoint']);
+    add('jaeger_query.grpc', obj(obj(ext['jaeger_query'])['grpc'])['endpoint']);
+  }
+  return out;
+}
+
+/** Run with the stack script's environment: loopback only, no port twice, the URLs it hands out are served. */
+function loopbackProblems(cfg: StackConfig, coll: unknown, backend: unknown): string[] {
+  const problems: string[] = [];
+  const all = [
+    ...Object.entries(listeners(coll, 'collector')).map(([w, a]) => [`collector ${w}`, a] as const),
+    ...Object.entries(listeners(backend, 'backend')).map(([w, a]) => [`jaeger ${w}`, a] as const),
+  ];
+  const seen = new Map<number, string>();
+  for (const [where, address] of all) {
+    const hp = hostPort(address);
+    if (hp === null) {
+      problems.push(`${where} listens on "${address}", not host:port`);
+      continue;
+    }
+    if (hp.host !== cfg.host) problems.push(`${where} listens on ${address}; the stack script binds ${cfg.host} only`);
+    const other = seen.get(hp.port);
+    if (other !== undefined) problems.push(`${where} and ${other} both listen on port ${hp.port}`);
+    seen.set(hp.port, where);
+  }
+  const port = (url: string | undefined) => (url === undefined ? NaN : Number(new URL(url).port));
+  const otlp = hostPort(listeners(coll, 'collector')['receivers.otlp.http']);
+  if (otlp?.port !== port(cfg.urls['SYMFONIC_STACK_OTLP'])) problems.push(`SYMFONIC_STACK_OTLP is ${cfg.urls['SYMFONIC_STACK_OTLP']}, the collector's OTLP/HTTP receiver listens on ${otlp?.port}`);
+  const query = hostPort(listeners(backend, 'backend')['jaeger_query.http']);
+  if (query?.port !== port(cfg.urls['SYMFONIC_STACK_JAEGER'])) problems.push(`SYMFONIC_STACK_JAEGER is ${cfg.urls['SYMFONIC_STACK_JAEGER']}, Jaeger's query API listens on ${query?.port}`);
+  problems.push(...backendProblems(backend, coll));
+  return problems;
+}
+
+async function loadStackConfig(env: Record<string, string> = {}): Promise<StackConfig> {
+  const specifier: string = '../../scripts/stack-config.mjs';
+  const mod = (await import(specifier)) as { stackConfig(env: Record<string, string>): StackConfig };
+  return mod.stackConfig(env);
+}
+const envOf = (cfg: StackConfig, name: string): Record<string, string> => cfg.services.find((s) => s.name === name)?.env ?? {};
+
+// ---------------------------------------------------------------------------------------------
 
 const collector = load('collector/otel-collector.yaml');
 const compose = load('docker-compose.yml');
 const prometheus = load('collector/prometheus.yml');
+const backend = load('stack/jaeger-backend.yaml');
 const clone = <T>(x: T): T => structuredClone(x);
 /** A broken copy: `edit` mutates a clone of the parsed file. */
 function broken(x: unknown, edit: (o: Obj) => void): Obj {
@@ -340,6 +460,33 @@ describe('the stack files as committed', () => {
 
   it('pin every image, with Jaeger on 2.x', () => {
     expect(imageProblems(compose)).toEqual([]);
+    expect(obj(services(compose)[JAEGER_SERVICE])['image']).toBe('jaegertracing/jaeger:2.13.0');
+  });
+
+  it('run the collector on the Jaeger image', () => {
+    expect(sameBinaryProblems(compose)).toEqual([]);
+  });
+
+  it('give every ${env:…} reference a default, so compose needs no environment', () => {
+    for (const file of ['collector/otel-collector.yaml', 'stack/jaeger-backend.yaml']) {
+      expect(envDefaultProblems(file, read(file))).toEqual([]);
+    }
+    expect(read('collector/otel-collector.yaml')).toMatch(/\$\{env:/);
+  });
+
+  it('store, query and receive traces in the Jaeger backend where the collector sends them', () => {
+    expect(backendProblems(backend, collector)).toEqual([]);
+  });
+
+  it("wire the stack script's loopback ports: 127.0.0.1 only, no port twice, the URLs it exports served", async () => {
+    const cfg = await loadStackConfig();
+    const coll = load('collector/otel-collector.yaml', envOf(cfg, 'collector'));
+    const back = load('stack/jaeger-backend.yaml', envOf(cfg, 'jaeger'));
+    expect(loopbackProblems(cfg, coll, back)).toEqual([]);
+    expect(Object.keys(cfg.urls).sort()).toEqual(['SYMFONIC_STACK_JAEGER', 'SYMFONIC_STACK_OTLP', 'SYMFONIC_STACK_PROMETHEUS', 'SYMFONIC_STACK_REDIS']);
+    const moved = await loadStackConfig({ SYMFONIC_STACK_PORT_BASE: '31000' });
+    expect(moved.urls['SYMFONIC_STACK_OTLP']).toBe('http://127.0.0.1:31318');
+    expect(loopbackProblems(moved, load('collector/otel-collector.yaml', envOf(moved, 'collector')), load('stack/jaeger-backend.yaml', envOf(moved, 'jaeger')))).toEqual([]);
   });
 
   it('publish the UIs the docs point at', () => {
@@ -353,12 +500,12 @@ describe('the stack files as committed', () => {
 describe('each check catches a broken stack', () => {
   it('an undefined processor, receiver or exporter in a pipeline', () => {
     const c = broken(collector, (o) => {
-      at(o, 'service', 'pipelines', 'traces')['processors'] = ['batch', 'memory_limiter'];
+      at(o, 'service', 'pipelines', 'traces')['processors'] = ['batch', 'tail_sampling'];
       at(o, 'service', 'pipelines', 'metrics')['exporters'] = ['prometheus', 'debug'];
       at(o, 'service', 'pipelines', 'metrics')['receivers'] = ['otlp', 'spanmetrics', 'hostmetrics'];
     });
     const problems = pipelineProblems(c);
-    expect(problems).toContain('pipeline "traces": processor "memory_limiter" is not defined under processors');
+    expect(problems).toContain('pipeline "traces": processor "tail_sampling" is not defined under processors');
     expect(problems).toContain('pipeline "metrics": exporter "debug" is not defined under exporters or connectors');
     expect(problems).toContain('pipeline "metrics": receiver "hostmetrics" is not defined under receivers or connectors');
   });
@@ -456,7 +603,7 @@ describe('each check catches a broken stack', () => {
     });
     const portProblems = jaegerExportProblems(wrongPort, compose);
     expect(portProblems).toContain("exporters.otlp/jaeger sends to jaeger:14250; Jaeger's OTLP gRPC receiver listens on 4317");
-    expect(portProblems).toContain('exporters.otlp/jaeger sends to jaeger:14250, but service "jaeger" lists 4317, 4318 under expose');
+    expect(portProblems).toContain('exporters.otlp/jaeger sends to jaeger:14250, but service "jaeger" lists 4317 under expose');
   });
 
   it('an exporter to Jaeger that expects TLS', () => {
@@ -517,5 +664,40 @@ describe('each check catches a broken stack', () => {
     });
     const problems = imageProblems(c);
     expect(problems).toEqual(['service "prometheus": image "registry.local:5000/prom/prometheus" has no tag; pin a version']);
+  });
+
+  it('a collector on another image than Jaeger', () => {
+    const c = broken(compose, (o) => {
+      at(o, 'services', COLLECTOR_SERVICE)['image'] = 'otel/opentelemetry-collector-contrib:0.139.0';
+    });
+    expect(sameBinaryProblems(c)[0]).toMatch(/runs image "otel\/opentelemetry-collector-contrib:0.139.0" but "jaeger" runs/);
+  });
+
+  it('an environment reference without a default', () => {
+    expect(envDefaultProblems('x.yaml', 'endpoint: ${env:SYMFONIC_X}\nother: ${env:SYMFONIC_Y:-0.0.0.0:1}')).toEqual([
+      'x.yaml: ${env:SYMFONIC_X} has no default (write ${env:SYMFONIC_X:-value})',
+    ]);
+    expect(expandEnv('a: ${env:A:-1.2.3.4:5}\nb: ${env:B:-x}', { B: 'y' })).toBe('a: 1.2.3.4:5\nb: y');
+  });
+
+  it('a backend that queries another storage than it writes, or receives on another port', () => {
+    const b = broken(backend, (o) => {
+      at(o, 'exporters', 'jaeger_storage_exporter')['trace_storage'] = 'elsewhere';
+      at(o, 'extensions', 'jaeger_query', 'storage')['traces'] = 'missing';
+      at(o, 'receivers', 'otlp', 'protocols', 'grpc')['endpoint'] = '0.0.0.0:14317';
+    });
+    const problems = backendProblems(b, collector);
+    expect(problems.some((p) => p.startsWith('jaeger_query reads storage "missing"'))).toBe(true);
+    expect(problems).toContain('jaeger_storage_exporter writes to "elsewhere" but jaeger_query reads "missing": stored traces would never be found');
+    expect(problems).toContain("the collector sends to port 4317, the backend's OTLP gRPC receiver listens on 14317");
+  });
+
+  it('a stack script environment that binds all interfaces, reuses a port or exports a URL nobody serves', async () => {
+    const cfg = await loadStackConfig();
+    const env = { ...envOf(cfg, 'collector'), SYMFONIC_COLLECTOR_HEALTH: '0.0.0.0:24133', SYMFONIC_COLLECTOR_PROMETHEUS: `${cfg.host}:24318` };
+    const problems = loopbackProblems({ ...cfg, urls: { ...cfg.urls, SYMFONIC_STACK_JAEGER: 'http://127.0.0.1:1' } }, load('collector/otel-collector.yaml', env), load('stack/jaeger-backend.yaml', envOf(cfg, 'jaeger')));
+    expect(problems).toContain('collector extensions.healthcheckv2 listens on 0.0.0.0:24133; the stack script binds 127.0.0.1 only');
+    expect(problems).toContain('collector exporters.prometheus and collector receivers.otlp.http both listen on port 24318');
+    expect(problems).toContain("SYMFONIC_STACK_JAEGER is http://127.0.0.1:1, Jaeger's query API listens on 24686");
   });
 });

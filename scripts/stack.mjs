@@ -1,0 +1,135 @@
+#!/usr/bin/env node
+// npm run stack -- up|down|status|build [service...]
+// The local observability stack without Docker: Jaeger v2 (backend), the OpenTelemetry Collector
+// pipeline (the same Jaeger binary on collector/otel-collector.yaml), Prometheus and Redis, all on
+// 127.0.0.1. See docs/design.md, "The observability stack".
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ensureJaeger } from './stack-build.mjs';
+import { stackConfig } from './stack-config.mjs';
+import { logFile, serviceStatus, startService, stopService } from './stack-services.mjs';
+
+const USAGE = `Usage: npm run stack -- <command> [service...] [--json]
+
+Commands:
+  up [service...]     build Jaeger if needed, start the services (all by default) and wait until healthy
+  down [service...]   stop the services this script started (all by default), by pid file
+  status [--json]     each service's pid and health; exit 1 unless all are healthy
+  build               build the Jaeger binary now (again, if it exists)
+  build-if-missing    build the Jaeger binary unless the cache holds it
+
+Services: jaeger, collector, prometheus, redis.
+Environment: SYMFONIC_STACK_PORT_BASE (default 24000), SYMFONIC_CACHE_DIR (default ~/.cache/symfonic),
+SYMFONIC_STACK_DIR (default <repo>/.stack).
+`;
+
+function pick(cfg, names) {
+  if (names.length === 0) return cfg.services;
+  return names.map((n) => {
+    const svc = cfg.services.find((s) => s.name === n);
+    if (!svc) throw new Error(`no service "${n}"; services: ${cfg.services.map((s) => s.name).join(', ')}`);
+    return svc;
+  });
+}
+
+const envFile = (cfg) => join(cfg.stateDir, 'env.json');
+
+async function up(cfg, names) {
+  const t0 = Date.now();
+  const chosen = pick(cfg, names);
+  if (chosen.some((s) => s.command === cfg.jaegerBin)) await ensureJaeger(cfg);
+  const tStart = Date.now();
+  const startedNow = [];
+  try {
+    for (const svc of chosen) {
+      const r = await startService(cfg, svc);
+      if (r.started) startedNow.push(svc);
+      console.log(`${svc.name.padEnd(10)} ${r.started ? `started (pid ${r.pid}, healthy in ${(r.ms / 1000).toFixed(1)} s)` : `already running (pid ${r.pid})`}  log ${logFile(cfg, svc)}`);
+    }
+  } catch (error) {
+    // A half-started stack is worse than none: stop what this call started, leave the rest.
+    for (const svc of startedNow.reverse()) await stopService(cfg, svc);
+    throw error;
+  }
+  const all = await Promise.all(cfg.services.map((s) => serviceStatus(cfg, s)));
+  if (all.every((s) => s.healthy)) {
+    writeFileSync(envFile(cfg), JSON.stringify({ ...cfg.urls, ports: cfg.ports, startedAt: new Date().toISOString() }, null, 2) + '\n');
+  }
+  console.log(`\nstack ready in ${((Date.now() - tStart) / 1000).toFixed(1)} s (${((Date.now() - t0) / 1000).toFixed(1)} s with the build check)`);
+  printUrls(cfg);
+}
+
+function printUrls(cfg) {
+  const p = cfg.ports;
+  console.log(`  OTLP/HTTP (collector)   ${cfg.urls.SYMFONIC_STACK_OTLP}      e.g. npm run demo -- --otlp ${cfg.urls.SYMFONIC_STACK_OTLP} --jaeger-url ${cfg.urls.SYMFONIC_STACK_JAEGER}`);
+  console.log(`  OTLP/gRPC (collector)   http://${cfg.host}:${p.collectorOtlpGrpc}`);
+  console.log(`  Jaeger query API        ${cfg.urls.SYMFONIC_STACK_JAEGER}/api/v3/traces/<trace id>`);
+  console.log(`  Prometheus              ${cfg.urls.SYMFONIC_STACK_PROMETHEUS}`);
+  console.log(`  collector /metrics      http://${cfg.host}:${p.collectorPrometheus}/metrics`);
+  console.log(`  Redis                   ${cfg.urls.SYMFONIC_STACK_REDIS}`);
+  console.log(`  environment             ${envFile(cfg)}`);
+}
+
+async function down(cfg, names) {
+  const chosen = pick(cfg, names).reverse();
+  for (const svc of chosen) {
+    const r = await stopService(cfg, svc);
+    console.log(`${svc.name.padEnd(10)} ${r.pid === null ? 'not running' : `stopped (pid ${r.pid})`}`);
+  }
+  rmSync(envFile(cfg), { force: true });
+}
+
+async function status(cfg, json) {
+  const all = await Promise.all(cfg.services.map((s) => serviceStatus(cfg, s)));
+  const ok = all.every((s) => s.healthy);
+  if (json) {
+    console.log(JSON.stringify({ healthy: ok, services: all, env: cfg.urls }, null, 2));
+  } else {
+    for (const s of all) console.log(`${s.name.padEnd(10)} ${s.pid === null ? 'not running' : `pid ${s.pid}, ${s.healthy ? 'healthy' : 'NOT healthy'}`}`);
+    if (ok) printUrls(cfg);
+  }
+  return ok ? 0 : 1;
+}
+
+async function main(argv) {
+  const json = argv.includes('--json');
+  const [command, ...names] = argv.filter((a) => a !== '--json');
+  const cfg = stackConfig();
+  mkdirSync(cfg.stateDir, { recursive: true });
+  switch (command) {
+    case 'up':
+      await up(cfg, names);
+      return 0;
+    case 'down':
+      await down(cfg, names);
+      return 0;
+    case 'status':
+      return status(cfg, json);
+    case 'build':
+      await ensureJaeger(cfg, { force: true });
+      return 0;
+    case 'build-if-missing': {
+      const { bin, builtMs } = await ensureJaeger(cfg);
+      console.log(builtMs === null ? `Jaeger binary present: ${bin}` : `Jaeger built in ${(builtMs / 1000).toFixed(0)} s: ${bin}`);
+      return 0;
+    }
+    case undefined:
+    case '-h':
+    case '--help':
+      process.stdout.write(USAGE);
+      return command === undefined ? 2 : 0;
+    default:
+      process.stderr.write(`stack: unknown command "${command}"\n\n${USAGE}`);
+      return 2;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error) => {
+    process.stderr.write(`stack: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,9 @@
+// Remote children over the Agent2Agent protocol. The A2A SDK loads on first use, not on import.
+export { serveAgent, type ServedAgent } from './serve-agent.js';
+export type { ServeAgentOptions } from './serve-options.js';
+export type { Principal, Authenticate } from './principal.js';
+export { remoteChild, RemoteChildAgent, type RemoteChildOptions, type RemoteChildResponse } from './remote-child.js';
+export { RemoteAgentError } from './remote-error.js';
+export type { UsageReport } from './usage-report.js';
+export type { RemoteFailure } from './outcome.js';
+export { BAGGAGE as REMOTE_BAGGAGE, USAGE_KEY as REMOTE_USAGE_KEY, ERROR_KEY as REMOTE_ERROR_KEY } from './wire.js';

@@ -1,0 +1,147 @@
+import { randomUUID } from 'node:crypto';
+import type { Message, Task } from '@a2a-js/sdk';
+import type { Client } from '@a2a-js/sdk/client';
+import { z, type ZodType } from 'zod';
+import { OutputValidationError } from '../agent/simple-agent.js';
+import { ConfigurationError, abortErrorFrom, isAbortError } from '../core/errors.js';
+import type { Usage } from '../core/usage.js';
+import type { ChildAgent, ChildResponse, ChildRunOptions } from '../delegation/child.js';
+import { SubAgent } from '../delegation/sub-agent.js';
+import { outgoingHeaders } from './outgoing-headers.js';
+import { remoteAnswer } from './remote-answer.js';
+import { RemoteAgentError } from './remote-error.js';
+import { loadClientSdk, loadPropagator } from './sdk.js';
+import { absorbedUsage } from './usage-report.js';
+
+export interface RemoteChildOptions {
+  name: string;
+  /** The agent's base URL; its card is read from `${url}/.well-known/agent-card.json`. */
+  url: string;
+  description: string;
+  whenToUse?: string;
+  /** Sent with every call and with the card request, e.g. { authorization: 'Bearer …' }. */
+  headers?: Record<string, string>;
+  /** A call that takes longer is cancelled (the remote run is aborted) and reads as aborted. */
+  timeoutMs?: number;
+  /** The remote's answer must be JSON matching this schema; run_agent then returns it as JSON. */
+  outputType?: ZodType;
+}
+
+/** What a remote child answers: a ChildResponse, plus the store the remote side charged. */
+export interface RemoteChildResponse extends ChildResponse {
+  finalResponse: string;
+  totalUsage: Usage;
+  totalCostUsd: number | null;
+  /** The remote's budget store id (BudgetStore.id), or null when it charged none. */
+  accounting: { store: string | null };
+  output?: unknown;
+}
+
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+const schema = z
+  .object({
+    name: z.string(),
+    url: z.url({ protocol: /^https?$/ }),
+    description: z.string(),
+    whenToUse: z.string().optional(),
+    headers: z.record(z.string().regex(HEADER_NAME, 'header names are HTTP tokens'), z.string()).optional(),
+    timeoutMs: z.number().int().positive().max(2 ** 31 - 1).optional(),
+    outputType: z.custom<ZodType>((v) => typeof (v as { safeParse?: unknown } | null)?.safeParse === 'function', 'outputType must be a zod schema').optional(),
+  })
+  .strict();
+
+function jsonOf(name: string, schema: ZodType, text: string): unknown {
+  const fenced = /```(?:json)?\s*\n?([\s\S]*?)```/.exec(text);
+  let value: unknown;
+  try {
+    value = JSON.parse((fenced ? fenced[1]! : text).trim());
+  } catch (error) {
+    throw new OutputValidationError(`remote agent "${name}" answered text that is not JSON, so it cannot satisfy its outputType (${(error as Error).message}).`, text);
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw new OutputValidationError(`remote agent "${name}" answered JSON that does not match its outputType: ${z.prettifyError(parsed.error)}.`, text);
+  return parsed.data;
+}
+
+/** A child that runs in another process, reached over A2A's JSON-RPC binding. */
+export class RemoteChildAgent implements ChildAgent {
+  private client: Promise<Client> | undefined;
+
+  constructor(private readonly options: Readonly<RemoteChildOptions>) {}
+
+  /** The client, made once from the remote's card; a failed attempt is forgotten so the next call retries. */
+  private connect(): Promise<Client> {
+    this.client ??= (async () => {
+      const sdk = await loadClientSdk();
+      const extra = this.options.headers ?? {};
+      const fetchImpl: typeof fetch = (input, init) => fetch(input, { ...init, headers: { ...extra, ...Object.fromEntries(new Headers(init?.headers)) } });
+      const factory = new sdk.ClientFactory({
+        transports: [new sdk.JsonRpcTransportFactory({ legacyCompat: { enabled: true } }), new sdk.RestTransportFactory({ legacyCompat: { enabled: true } })],
+        preferredTransports: ['JSONRPC'],
+        cardResolver: new sdk.DefaultAgentCardResolver({ fetchImpl, legacyCompat: { enabled: true } }),
+      });
+      return factory.createFromUrl(this.options.url);
+    })();
+    this.client.catch(() => (this.client = undefined));
+    return this.client;
+  }
+
+  async run(task: string, options: ChildRunOptions): Promise<RemoteChildResponse> {
+    const name = this.options.name;
+    const timeout = this.options.timeoutMs === undefined ? undefined : AbortSignal.timeout(this.options.timeoutMs);
+    const signal = timeout && options.signal ? AbortSignal.any([options.signal, timeout]) : (timeout ?? options.signal);
+    let result: Message | Task;
+    try {
+      const [client, propagator] = await Promise.all([this.connect(), loadPropagator()]);
+      signal?.throwIfAborted();
+      const serviceParameters = { ...this.options.headers, ...outgoingHeaders(propagator, options, this.options.timeoutMs) };
+      result = await client.sendMessage(
+        {
+          tenant: '',
+          message: { messageId: randomUUID(), contextId: '', taskId: '', role: 1, parts: [{ content: { $case: 'text', value: task }, mediaType: 'text/plain', filename: '', metadata: undefined }], metadata: undefined, extensions: [], referenceTaskIds: [] },
+          configuration: { acceptedOutputModes: ['text/plain', 'application/json'], taskPushNotificationConfig: undefined, returnImmediately: false },
+          metadata: undefined,
+        },
+        signal ? { signal, serviceParameters } : { serviceParameters },
+      );
+    } catch (error) {
+      if (options.signal?.aborted) throw abortErrorFrom(options.signal, `remote agent "${name}"`);
+      if (timeout?.aborted) throw Object.assign(new RemoteAgentError(name, `no answer within ${this.options.timeoutMs} ms; the call was cancelled`, { cause: error }), { name: 'TimeoutError' });
+      if (isAbortError(error)) throw error;
+      throw new RemoteAgentError(name, error instanceof Error ? error.message : String(error), { cause: error });
+    }
+    const answer = remoteAnswer(name, result);
+    const usage = absorbedUsage(answer.metadata, task, answer.text);
+    const response: RemoteChildResponse = {
+      finalResponse: answer.text,
+      totalUsage: usage.totalUsage,
+      totalCostUsd: usage.totalCostUsd,
+      accounting: { store: usage.store },
+    };
+    if (usage.runId !== undefined) response.runId = usage.runId;
+    if (this.options.outputType !== undefined) {
+      response.output = jsonOf(name, this.options.outputType, answer.text);
+      response.finalResponse = JSON.stringify(response.output);
+    }
+    return response;
+  }
+}
+
+/**
+ * A child for `subAgents` that runs elsewhere, behind an A2A endpoint: a symfonic agent served
+ * with serveAgent (joins this run's trace, lineage, ledger and deadline) or any A2A agent (a leaf
+ * whose usage is estimated).
+ */
+export function remoteChild(options: RemoteChildOptions): SubAgent {
+  const parsed = schema.safeParse(options);
+  if (!parsed.success) {
+    throw new ConfigurationError(
+      `remoteChild options: ${z.prettifyError(parsed.error)}. Example: remoteChild({ name: 'researcher', url: 'http://127.0.0.1:8080', ` +
+        `description: 'Finds sources', headers: { authorization: 'Bearer …' }, timeoutMs: 60_000 }).`,
+    );
+  }
+  const frozen = Object.freeze({ ...options, ...(options.headers ? { headers: Object.freeze({ ...options.headers }) } : {}) });
+  const agent = new RemoteChildAgent(frozen);
+  return new SubAgent({ name: options.name, agent, description: options.description, ...(options.whenToUse !== undefined ? { whenToUse: options.whenToUse } : {}) });
+}

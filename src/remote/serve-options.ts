@@ -1,0 +1,60 @@
+import { z } from 'zod';
+import { SymfonicAgent } from '../agent/symfonic-agent.js';
+import { ConfigurationError } from '../core/errors.js';
+import type { Authenticate } from './principal.js';
+import { AGENT_CARD_PATH } from './wire.js';
+
+export interface ServeAgentOptions {
+  /** Default 0: any free port (read it from the returned url). */
+  port?: number;
+  /** Default '127.0.0.1': a served agent is reachable from outside the machine only when told. */
+  host?: string;
+  /** Required. Who is calling, from the request (headers, client certificate); null answers 401. */
+  authenticate: Authenticate;
+  /** Where the JSON-RPC endpoint is mounted. Default '/'. */
+  path?: string;
+  /** Largest request body accepted; a larger one is answered 413. Default 1 MiB. */
+  maxBodyBytes?: number;
+  /** Failed, refused or cancelled tasks kept for GetTask, per server. Default 1000. */
+  recentTasks?: number;
+}
+
+export interface ResolvedServeOptions {
+  port: number;
+  host: string;
+  authenticate: Authenticate;
+  path: string;
+  maxBodyBytes: number;
+  recentTasks: number;
+}
+
+const schema = z
+  .object({
+    port: z.number().int().min(0).max(65535).optional(),
+    host: z.string().min(1).optional(),
+    authenticate: z.custom<Authenticate>((v) => typeof v === 'function', 'authenticate is required: a function (req) => Principal | null'),
+    path: z
+      .string()
+      .regex(/^\/[A-Za-z0-9._~\-/]*$/, 'path must start with "/" and hold only URL path characters')
+      .refine((p) => !p.includes(AGENT_CARD_PATH), 'path must not be the agent card path')
+      .optional(),
+    maxBodyBytes: z.number().int().positive().max(1024 * 1024 * 1024).optional(),
+    recentTasks: z.number().int().min(0).max(1_000_000).optional(),
+  })
+  .strict();
+
+export function resolveServeOptions(agent: unknown, options: unknown): ResolvedServeOptions {
+  if (!(agent instanceof SymfonicAgent)) {
+    throw new ConfigurationError('serveAgent serves a SymfonicAgent: serveAgent(new SymfonicAgent({ name, modelProvider, ... }), { authenticate }).');
+  }
+  const parsed = schema.safeParse(options);
+  if (!parsed.success) {
+    throw new ConfigurationError(
+      `serveAgent options: ${z.prettifyError(parsed.error)}. Example: serveAgent(agent, { port: 8080, authenticate: (req) => ` +
+        `req.headers.authorization === 'Bearer s3cret' ? { principal: 'router', tenants: ['acme'] } : null }).`,
+    );
+  }
+  const o = parsed.data;
+  const path = o.path === undefined || o.path === '/' ? '/' : o.path.replace(/\/+$/, '');
+  return { port: o.port ?? 0, host: o.host ?? '127.0.0.1', authenticate: o.authenticate, path, maxBodyBytes: o.maxBodyBytes ?? 1024 * 1024, recentTasks: o.recentTasks ?? 1000 };
+}

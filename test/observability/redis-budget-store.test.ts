@@ -1,0 +1,96 @@
+/** What RedisBudgetStore decides without a server: options, ids, key layout, script text, lazy loading. */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { ConfigurationError } from '../../src/core/errors.js';
+import { escapeTenant, keyList, tenantKeys, unescapeTenant } from '../../src/observability/redis-budget-keys.js';
+import { SCRIPTS } from '../../src/observability/redis-budget-scripts.js';
+import { isUnavailable, RedisBudgetStore } from '../../src/observability/redis-budget-store.js';
+
+const URL_OK = 'redis://127.0.0.1:6399/2';
+
+describe('RedisBudgetStore options', () => {
+  it('refuses unknown keys, bad values and a keyPrefix that would break the hash tag, naming the fix', () => {
+    const bad: unknown[] = [
+      { redis: URL_OK, leaseMS: 1000 },
+      { redis: 'localhost:6379' },
+      { redis: {} },
+      { redis: URL_OK, keyPrefix: 'app{1}:' },
+      { redis: URL_OK, leaseMs: 0 },
+      { redis: URL_OK, onUnavailable: 'ignore' },
+      { redis: URL_OK, timeoutMs: -1 },
+      { redis: URL_OK, logger: console },
+    ];
+    for (const options of bad) {
+      expect(() => new RedisBudgetStore(options as never), JSON.stringify(options)).toThrow(ConfigurationError);
+    }
+    expect(() => new RedisBudgetStore({ redis: URL_OK, leaseMS: 1 } as never)).toThrow(/leaseMS.*Example: new RedisBudgetStore/s);
+    expect(() => new RedisBudgetStore({ redis: URL_OK, keyPrefix: 'a{' })).toThrow(/may not contain \{ or \}/);
+  });
+
+  it('names the data it shares, without credentials, the same for every process on that server, db and prefix', () => {
+    const a = new RedisBudgetStore({ redis: 'redis://user:secret@cache.internal:6380/3', keyPrefix: 'app:' });
+    expect(a.id).toBe('redis:cache.internal:6380/3/app:');
+    expect(new RedisBudgetStore({ redis: 'redis://cache.internal' }).id).toBe('redis:cache.internal:6379/0/symfonic:');
+    expect(a.leaseMs).toBe(600_000);
+    expect(a.onUnavailable).toBe('deny');
+  });
+
+  it('connects nowhere until first used, and refuses spend that is not a finite non-negative number', async () => {
+    const s = new RedisBudgetStore({ redis: URL_OK });
+    await expect(s.reserve('t', { tokens: Number.NaN, costUsd: 0 }, { maxTokens: 1 })).rejects.toThrow(RangeError);
+    expect(() => s.settle('t', 'r1', { tokens: -1, costUsd: 0 })).toThrow(/finite, non-negative/);
+    await s.close();
+  });
+});
+
+describe('Redis key layout', () => {
+  it('puts every key of a tenant under one hash tag, escaping braces so tags cannot collide', () => {
+    const keys = keyList(tenantKeys('p:', 'a}b'));
+    for (const k of keys) expect(/\{([^}]*)\}/.exec(k)![1]).toBe('a%7Db');
+    expect(new Set(keys).size).toBe(5);
+    for (const t of ['plain', '{x}', '%7D', 'a%b}{', '']) expect(unescapeTenant(escapeTenant(t))).toBe(t);
+    // Distinct tenants never share a key, even when one looks like another's escape.
+    expect(tenantKeys('p:', '}').ledger).not.toBe(tenantKeys('p:', '%7D').ledger);
+  });
+});
+
+describe('budget scripts', () => {
+  it('read the server clock, format integers for HINCRBY, and name every key through KEYS', () => {
+    for (const s of Object.values(SCRIPTS)) {
+      expect(s.sha).toMatch(/^[0-9a-f]{40}$/);
+      // A key built inside a script would not be declared, and Redis Cluster would route it wrong.
+      expect(s.lua).not.toMatch(/redis\.call\('[A-Z]+', *'/);
+    }
+    expect(SCRIPTS.reserve.lua).toContain("redis.call('TIME')");
+    expect(SCRIPTS.settle.lua).toContain("ZSCORE', settled, id");
+    expect(SCRIPTS.reserve.lua).toMatch(/if s == '-0' then return '0' end/);
+    expect(new Set(Object.values(SCRIPTS).map((s) => s.sha)).size).toBe(4);
+  });
+
+  it('tells an outage from a fault', () => {
+    const reply = (message: string) => Object.assign(new Error(message), { name: 'ReplyError' });
+    expect(isUnavailable(new Error('Connection is closed.'))).toBe(true);
+    expect(isUnavailable(new Error('Command timed out'))).toBe(true);
+    expect(isUnavailable(reply('LOADING Redis is loading the dataset in memory'))).toBe(true);
+    expect(isUnavailable(reply('ERR Error running script'))).toBe(false);
+    expect(isUnavailable(reply('WRONGTYPE Operation against a key holding the wrong kind of value'))).toBe(false);
+    expect(isUnavailable(new RangeError('bad spend'))).toBe(false);
+  });
+});
+
+describe('loading', () => {
+  it('the store module imports no ioredis until a store given a URL is used', () => {
+    const root = fileURLToPath(new URL('../../', import.meta.url));
+    const source = readFileSync(`${root}src/observability/redis-budget-store.ts`, 'utf8');
+    expect(source).not.toMatch(/^import (?!type )[^;]*from 'ioredis'/m);
+    const script = `
+      import { createRequire } from 'node:module';
+      const { RedisBudgetStore } = await import('./dist/observability/redis-budget-store.js');
+      new RedisBudgetStore({ redis: 'redis://127.0.0.1:1/0' });
+      const cache = createRequire(import.meta.url).cache;
+      process.stdout.write(String(Object.keys(cache).some((k) => k.includes('/node_modules/ioredis/'))));`;
+    expect(execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: root, encoding: 'utf8' })).toBe('false');
+  });
+});

@@ -1,0 +1,48 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { SPAN_ATTRIBUTES as ATTR } from '../../src/index.js';
+import { recordEachTest } from '../support/per-test.js';
+import { collector, delegationSpan, router, runSpan, serveLeaf, PRICE, type Served } from './helpers.js';
+
+const rec = recordEachTest();
+const open: Served[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((s) => s.server.close()));
+});
+
+describe('a remote child over A2A on loopback', () => {
+  it('is a child in every sense: parent run, root, depth, tenant, and span parentage in one trace', async () => {
+    const researcher = await serveLeaf('researcher');
+    open.push(researcher);
+    const routerAgent = router({ name: 'researcher', url: researcher.server.url, description: 'Finds facts.' });
+    const reply = await routerAgent.run('What is true?', { scope: { tenantId: 'acme' } });
+
+    expect(reply.finalResponse).toBe('done [researcher found it]');
+    rec.assertLineage();
+    const tree = rec.tree(reply.runId)!;
+    expect(tree.children).toHaveLength(1);
+    const child = tree.children[0]!;
+    expect(child).toMatchObject({ agent: 'researcher', parentRunId: reply.runId, rootRunId: reply.runId, depth: 1, tenantId: 'acme', status: 'ok' });
+    expect(tree.delegations).toEqual([{ child: 'researcher', outcome: 'delegated', childRunId: child.runId }]);
+
+    const spans = rec.spans();
+    const served = runSpan(spans, 'researcher')!;
+    const call = delegationSpan(spans)!;
+    expect(served.spanContext().traceId).toBe(call.spanContext().traceId);
+    expect(served.parentSpanContext?.spanId).toBe(call.spanContext().spanId);
+    expect(served.attributes[ATTR.parentRunId]).toBe(reply.runId);
+  });
+
+  it("absorbs the remote's usage and cost into the caller's totals", async () => {
+    const researcher = await serveLeaf('researcher');
+    open.push(researcher);
+    const routerCollector = collector();
+    const reply = await router({ name: 'researcher', url: researcher.server.url, description: 'Finds facts.' }, { collector: routerCollector }).run('q', { scope: { tenantId: 'acme' } });
+    // Router: 100+150 in, 10+20 out; researcher: 40 in, 4 out.
+    expect(reply.usage).toMatchObject({ inputTokens: 250, outputTokens: 30 });
+    expect(reply.totalUsage).toMatchObject({ inputTokens: 290, outputTokens: 34, source: 'reported' });
+    const cost = (i: number, o: number) => (i * PRICE.inputPerMTok + o * PRICE.outputPerMTok) / 1e6;
+    expect(reply.totalCostUsd).toBeCloseTo(cost(290, 34), 12);
+    expect(routerCollector.tenant('acme').usage).toMatchObject({ inputTokens: 290, outputTokens: 34 });
+    expect(researcher.collector.tenant('acme').usage).toMatchObject({ inputTokens: 40, outputTokens: 4 });
+  });
+});

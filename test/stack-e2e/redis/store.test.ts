@@ -1,0 +1,136 @@
+/** RedisBudgetStore's own promises, against a real Redis: idempotence, leases, windows, keys, scripts. */
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RedisBudgetStore } from '../../../src/observability/redis-budget-store.js';
+import { tenantKeys } from '../../../src/observability/redis-budget-keys.js';
+import { testRedis, uniquePrefix } from './redis-server.js';
+
+let redis: { url: string; close(): Promise<void> };
+let raw: Redis;
+const stores: RedisBudgetStore[] = [];
+beforeAll(async () => {
+  redis = await testRedis();
+  raw = new Redis(redis.url);
+});
+afterAll(async () => {
+  await Promise.all(stores.map((s) => s.close()));
+  raw?.disconnect();
+  await redis?.close();
+});
+
+function store(extra: { leaseMs?: number; settledMarkerMs?: number } = {}): RedisBudgetStore {
+  const s = new RedisBudgetStore({ redis: redis.url, keyPrefix: uniquePrefix('store'), ...extra });
+  stores.push(s);
+  return s;
+}
+
+const spend = (tokens: number, costUsd = 0) => ({ tokens, costUsd });
+const idOf = (r: { ok: boolean; reservationId?: string | number }) => {
+  if (!r.ok) throw new Error('expected the reservation to be granted');
+  return r.reservationId!;
+};
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('RedisBudgetStore against Redis', () => {
+  it('checks settled + reserved + amount against the limit and reports the figures before the reservation', async () => {
+    const s = store();
+    const a = await s.reserve('t', spend(60, 0.5), { maxTokens: 100, maxCostUsd: 1 });
+    expect(a).toMatchObject({ ok: true, spent: spend(0), reserved: spend(0) });
+    expect(typeof (a as { reservationId: unknown }).reservationId).toBe('string');
+    expect(await s.reserve('t', spend(41), { maxTokens: 100 })).toEqual({ ok: false, limit: 'maxTokens', spent: spend(0), reserved: spend(60, 0.5) });
+    expect(await s.reserve('t', spend(1, 0.6), { maxTokens: 100, maxCostUsd: 1 })).toMatchObject({ ok: false, limit: 'maxCostUsd' });
+    expect(await s.reserve('t', spend(40, 0.5), { maxTokens: 100, maxCostUsd: 1 })).toMatchObject({ ok: true, reserved: spend(60, 0.5) });
+  });
+
+  it('settle is idempotent per id; an id never reserved is charged once under that id', async () => {
+    const s = store();
+    const id = idOf(await s.reserve('t', spend(50, 0.25), { maxTokens: 1000 }));
+    await s.settle('t', id, spend(30, 0.1));
+    await s.settle('t', id, spend(30, 0.1));
+    await s.release('t', id);
+    expect(await s.usage('t', undefined)).toEqual({ spent: spend(30, 0.1), reserved: spend(0) });
+    await s.settle('t', 'absorb:child-run-1', spend(7, 0.001));
+    await s.settle('t', 'absorb:child-run-1', spend(7, 0.001));
+    await s.settle('t', 'absorb:child-run-2', spend(7, 0.001));
+    expect((await s.usage('t', undefined)).spent).toEqual(spend(44, 0.102));
+  });
+
+  it('adds costs exactly: a thousand settles of $0.0000036 sum to $0.0036, and nothing in flight is exactly 0', async () => {
+    const s = store();
+    const ids = await Promise.all(Array.from({ length: 1000 }, () => s.reserve('t', spend(1, 0.0000072), { maxCostUsd: 1 }).then(idOf)));
+    await Promise.all(ids.map((id) => s.settle('t', id, spend(1, 0.0000036))));
+    expect(await s.usage('t', undefined)).toEqual({ spent: spend(1000, 0.0036), reserved: spend(0) });
+  });
+
+  it('a reservation expires after its lease: it stops counting, and a late settle still charges once', async () => {
+    const s = store({ leaseMs: 300 });
+    const id = idOf(await s.reserve('t', spend(90), { maxTokens: 100 }));
+    expect(await s.reserve('t', spend(20), { maxTokens: 100 })).toMatchObject({ ok: false });
+    await sleep(350);
+    expect(await s.usage('t', undefined)).toEqual({ spent: spend(0), reserved: spend(0) });
+    expect(await s.reserve('t', spend(20), { maxTokens: 100 })).toMatchObject({ ok: true, reserved: spend(0) });
+    // The call outlived its lease but did happen: its spend is real and is charged, once.
+    await s.settle('t', id, spend(15));
+    await s.settle('t', id, spend(15));
+    expect(await s.usage('t', undefined)).toEqual({ spent: spend(15), reserved: spend(20) });
+  });
+
+  it('a rolling window drops spend older than windowMs on the server clock, and only that', async () => {
+    const s = store();
+    const windowed = { maxTokens: 100, windowMs: 400 };
+    await s.settle('t', idOf(await s.reserve('t', spend(60), windowed)), spend(60));
+    expect(await s.reserve('t', spend(60), windowed)).toMatchObject({ ok: false, spent: spend(60) });
+    await sleep(450);
+    const later = await s.reserve('t', spend(60), windowed);
+    expect(later).toMatchObject({ ok: true, spent: spend(0) });
+    expect(await s.usage('t', 400)).toEqual({ spent: spend(0), reserved: spend(60) });
+    // All-time spend is kept: only the window forgets.
+    expect((await s.usage('t', undefined)).spent).toEqual(spend(60));
+    expect((await s.report('t')).limit).toEqual(windowed);
+  });
+
+  it('keeps every key of a tenant in one cluster slot, tenant ids with braces included', async () => {
+    const s = store();
+    for (const tenant of ['acme', 'a}b{c', '{x}', '%7D']) {
+      await s.settle(tenant, idOf(await s.reserve(tenant, spend(1), { maxTokens: 10, windowMs: 60_000 })), spend(1));
+      await s.reserve(tenant, spend(1), { maxTokens: 10 });
+      const keys = Object.values(tenantKeys(s.keyPrefix, tenant));
+      expect((await raw.exists(...keys)) as number).toBe(keys.length);
+      const slots = new Set(await Promise.all(keys.map((k) => raw.call('CLUSTER', 'KEYSLOT', k).catch(() => null))));
+      // A standalone server without cluster support answers an error; then compare the tags ourselves.
+      if (!slots.has(null)) expect(slots.size).toBe(1);
+      const tags = new Set(keys.map((k) => /\{([^}]*)\}/.exec(k)![1]));
+      expect(tags.size).toBe(1);
+    }
+    expect(await s.tenants()).toEqual(['%7D', 'acme', 'a}b{c', '{x}']);
+    // Four tenants, four distinct ledgers.
+    expect((await Promise.all(['acme', 'a}b{c', '{x}', '%7D'].map((t) => s.usage(t, undefined)))).map((u) => u.spent.tokens)).toEqual([1, 1, 1, 1]);
+  });
+
+  it('reloads its scripts when Redis has lost them (SCRIPT FLUSH, as after a restart)', async () => {
+    const s = store();
+    await s.reserve('t', spend(1), { maxTokens: 10 });
+    await raw.script('FLUSH');
+    const r = await s.reserve('t', spend(1), { maxTokens: 10 });
+    expect(r).toMatchObject({ ok: true, reserved: spend(1) });
+  });
+
+  it('two stores on one server and prefix share one ledger and one id; another prefix is another ledger', async () => {
+    const prefix = uniquePrefix('shared');
+    const a = new RedisBudgetStore({ redis: redis.url, keyPrefix: prefix });
+    const b = new RedisBudgetStore({ redis: new Redis(redis.url), keyPrefix: prefix });
+    const other = store();
+    stores.push(a);
+    try {
+      expect(a.id).toBe(b.id);
+      expect(a.id).not.toBe(other.id);
+      const id = idOf(await a.reserve('t', spend(10), { maxTokens: 100 }));
+      await b.settle('t', id, spend(8));
+      await a.settle('t', id, spend(8));
+      expect(await b.usage('t', undefined)).toEqual({ spent: spend(8), reserved: spend(0) });
+      expect((await other.usage('t', undefined)).spent).toEqual(spend(0));
+    } finally {
+      await b.close();
+    }
+  });
+});
