@@ -29,8 +29,13 @@ Options:
                         grandchild too, 3 lets the archivist run
   --budget-usd X        a maxCostUsd budget for the tenant; 0.04 refuses the researcher and
                         the root still answers, 0.000001 refuses the root itself
-  --json                print the root RunNode (children, usage, totalUsage, delegations) as one
-                        JSON object on stdout and nothing else there
+  --json                print the root RunNode (children, usage, totalUsage, delegations) with
+                        each run's costUsd, totalCostUsd, startOffsetMs and durationMs, and the
+                        traceId, answer and error, as one JSON object on stdout and nothing else
+  --width N             fit the picture to N columns (default: the terminal's width, 80 when
+                        stdout is not a terminal). When it is too wide, the time bar narrows to
+                        12 columns, then columns are dropped in this order: own tok, own cost,
+                        run, the time bar, subtree tok; the answer wraps between words
   --otlp URL            also export the trace over OTLP/HTTP to URL, a base like
                         http://localhost:4318 ("/v1/traces" is appended), and print its Jaeger link
   --jaeger-url URL      the Jaeger UI the link points at (default http://localhost:16686)
