@@ -96,10 +96,6 @@ export function quantile(values, q) {
  * @returns {Promise<Timing>}
  */
 async function timed(n, body) {
-  // Process CPU time counts the GC's helper threads. Collecting first keeps the garbage an
-  // earlier part left from being collected, and billed, inside this part's figure; without it
-  // the hop (parent minus two leaves) could come out below zero.
-  /** @type {(() => void) | undefined} */ (globalThis.gc)?.();
   const cpu0 = process.cpuUsage();
   const ms = await body();
   const cpu = process.cpuUsage(cpu0);
