@@ -152,14 +152,20 @@ export function timeWaves(total, concurrency, op, afterWave) {
 export function result(name, perRound, n, extra = {}) {
   const wall = perRound.map((t) => t.wall);
   const cpu = perRound.map((t) => t.cpu);
+  const cpuMedian = quantile(cpu, 0.5);
+  // A figure that is a difference (the hop) can fall below zero when its parts' noise is larger
+  // than it, most often with --quick's short rounds. No work takes negative time: such a figure is
+  // reported as null with cpu_noise, never as a negative number.
+  const cpuNoise = cpuMedian < 0;
   return {
     case: name,
     median_us: round2(quantile(wall, 0.5)),
     p90_us: round2(quantile(wall, 0.9)),
     rounds: perRound.length,
     n,
-    cpu_median_us: round2(quantile(cpu, 0.5)),
-    cpu_p90_us: round2(quantile(cpu, 0.9)),
+    cpu_median_us: cpuNoise ? null : round2(cpuMedian),
+    cpu_p90_us: cpuNoise ? null : round2(Math.max(0, quantile(cpu, 0.9))),
+    ...(cpuNoise ? { cpu_noise: true } : {}),
     ...extra,
   };
 }
@@ -180,7 +186,7 @@ export function printTable(results) {
     r.case + (r.roots !== undefined ? ` (${r.roots} roots)` : ''),
     fmt(r.median_us),
     fmt(r.p90_us),
-    fmt(/** @type {number} */ (r.cpu_median_us)),
+    r.cpu_noise ? 'noise' : fmt(/** @type {number} */ (r.cpu_median_us)),
     String(r.rounds),
     String(r.n),
     String(r.note ?? ''),

@@ -60,3 +60,32 @@ export function urlOption(command: string, flag: string, raw: string): URL {
   }
   return url;
 }
+
+/**
+ * node:util parseArgs takes "-1" after "--max-depth" for an option and refuses with "needs a
+ * value". A negative number after an option that takes a value is that value: it is joined as
+ * "--max-depth=-1", so the option's own check answers with the range it accepts.
+ */
+export function negativeValuesJoined(args: readonly string[], options: Readonly<Record<string, { type: string; short?: string }>>): string[] {
+  const takesValue = (flag: string) => {
+    if (flag.startsWith('--')) return options[flag.slice(2)]?.type === 'string';
+    return Object.values(options).some((o) => o.type === 'string' && o.short !== undefined && flag === `-${o.short}`);
+  };
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === '--') {
+      out.push(...args.slice(i));
+      break;
+    }
+    const next = args[i + 1];
+    if (!arg.includes('=') && takesValue(arg) && next !== undefined && /^-(\d|\.\d)/.test(next)) {
+      // A short option takes its value attached ("-n-1"); "=" would become part of the value.
+      out.push(arg.startsWith('--') ? `${arg}=${next}` : `${arg}${next}`);
+      i++;
+    } else {
+      out.push(arg);
+    }
+  }
+  return out;
+}

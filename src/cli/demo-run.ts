@@ -5,10 +5,12 @@ import type { ModelProvider } from '../model/types.js';
 import { TenantBudgets } from '../observability/budgets.js';
 import { MetricsCollector } from '../observability/metrics-collector.js';
 import { defaultPrices, type PriceTable } from '../observability/prices.js';
-import { buildRunTree, publicRunNode } from '../observability/run-tree.js';
+import { buildRunTree } from '../observability/run-tree.js';
 import { UsageError } from './args.js';
 import type { DemoSettings } from './demo.js';
 import { DEMO_LARGE, DEMO_QUESTION, DEMO_SMALL, demoPrices, demoTeam } from './demo-team.js';
+import { joinFitting, terminalWidth, wrapText } from './fit.js';
+import { jsonRunNode } from './json-tree.js';
 import { colorWanted, renderRunTree, style, summaryLine } from './render-tree.js';
 import { startCliTracing } from './tracing.js';
 
@@ -68,15 +70,20 @@ export async function runDemo(s: DemoSettings): Promise<number> {
     if (failure !== undefined) process.stderr.write(`symfonic demo: the run failed: ${describe(failure)}\n`);
     return 1;
   }
+  const width = s.width ?? terminalWidth();
   if (s.json) {
-    out(JSON.stringify(publicRunNode(tree), null, 2));
+    // What the picture shows, as data: the RunNode tree with costs and timings, the trace id and
+    // the answer (null when the root failed; the error is on stderr and in `error`).
+    const error = failure === undefined ? null : { type: failure instanceof Error ? failure.name : typeof failure, message: failure instanceof Error ? failure.message : String(failure) };
+    out(JSON.stringify({ traceId: tree.traceId, ...jsonRunNode(tree), answer: answer ?? null, error }, null, 2));
   } else {
     const models = provider ? `${provider.providerName} model ${provider.modelName}` : `scripted models ${DEMO_LARGE} and ${DEMO_SMALL} (no network)`;
-    const budget = s.budgetUsd !== undefined ? ` · budget $${s.budgetUsd}` : '';
-    out(`${st.bold('symfonic demo')} · tenant ${s.tenantId} · ${models} · maxAgentDepth ${s.maxAgentDepth}${budget}`);
+    const head = [st.bold('symfonic demo'), `tenant ${s.tenantId}`, models, `maxAgentDepth ${s.maxAgentDepth}`];
+    if (s.budgetUsd !== undefined) head.push(`budget $${s.budgetUsd}`);
+    for (const line of joinFitting(head, ' · ', width, '  ')) out(line);
     out();
-    for (const line of renderRunTree(tree, { color })) out(line);
-    out(summaryLine(tree, { color }));
+    for (const line of renderRunTree(tree, { color, width })) out(line);
+    out(summaryLine(tree, { color, width }));
   }
   let code = 0;
   if (s.otlp !== undefined) {
@@ -84,7 +91,7 @@ export async function runDemo(s: DemoSettings): Promise<number> {
       process.stderr.write('symfonic demo: OTEL_SDK_DISABLED is set, so --otlp exported nothing.\n');
       code = 1;
     } else if (exportError !== null) {
-      process.stderr.write(`symfonic demo: exporting the trace to ${tracing.tracesUrl} failed: ${exportError}\n`);
+      process.stderr.write(`symfonic demo: could not export spans to ${tracing.tracesUrl}: ${exportError} (spans were dropped)\n`);
       code = 1;
     } else {
       info(`${st.dim('jaeger')} ${s.jaegerUrl}/trace/${tree.traceId}`);
@@ -98,7 +105,7 @@ export async function runDemo(s: DemoSettings): Promise<number> {
   if (!s.json && answer !== undefined) {
     out();
     out(st.bold('answer'));
-    out(answer);
+    for (const line of wrapText(answer, width)) out(line);
   }
   return code;
 }

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { integerOption, nonNegativeOption, UsageError, urlOption, usageErrorFrom } from './args.js';
+import { integerOption, negativeValuesJoined, nonNegativeOption, UsageError, urlOption, usageErrorFrom } from './args.js';
 import { DEMO_HELP } from './help.js';
 
 const OPTIONS = {
@@ -7,6 +7,7 @@ const OPTIONS = {
   'max-depth': { type: 'string' },
   'budget-usd': { type: 'string' },
   json: { type: 'boolean' },
+  width: { type: 'string' },
   otlp: { type: 'string' },
   'jaeger-url': { type: 'string' },
   provider: { type: 'string' },
@@ -16,11 +17,16 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
+/** Narrower than this, not even agent, cost and outcome fit on a line. */
+export const MIN_WIDTH = 40;
+
 export interface DemoSettings {
   tenantId: string;
   maxAgentDepth: number;
   budgetUsd: number | undefined;
   json: boolean;
+  /** Columns the picture fits, from --width; undefined: the terminal's (80 off a terminal). */
+  width: number | undefined;
   /** OTLP base URL, without "/v1/traces". */
   otlp: string | undefined;
   jaegerUrl: string;
@@ -31,7 +37,7 @@ export interface DemoSettings {
 export function demoSettings(args: string[]): DemoSettings | 'help' {
   let v: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; strict: true }>>['values'];
   try {
-    v = parseArgs({ args, options: OPTIONS, strict: true, allowPositionals: false }).values;
+    v = parseArgs({ args: negativeValuesJoined(args, OPTIONS), options: OPTIONS, strict: true, allowPositionals: false }).values;
   } catch (error) {
     throw usageErrorFrom('demo', error);
   }
@@ -39,6 +45,7 @@ export function demoSettings(args: string[]): DemoSettings | 'help' {
   const tenantId = v.tenant ?? 'demo';
   if (tenantId.trim() === '') throw new UsageError('--tenant must not be empty', 'demo');
   const maxAgentDepth = v['max-depth'] === undefined ? 2 : integerOption('demo', '--max-depth', v['max-depth'], 0, 32);
+  const width = v.width === undefined ? undefined : integerOption('demo', '--width', v.width, MIN_WIDTH, 1000);
   const budgetUsd = v['budget-usd'] === undefined ? undefined : nonNegativeOption('demo', '--budget-usd', v['budget-usd']);
   // A full traces URL is accepted too: people paste the one their collector documents.
   const otlp = v.otlp === undefined ? undefined : urlOption('demo', '--otlp', v.otlp).href.replace(/\/v1\/traces\/?$/, '').replace(/\/+$/, '');
@@ -58,7 +65,7 @@ export function demoSettings(args: string[]): DemoSettings | 'help' {
   } else {
     throw new UsageError(`unknown provider "${provider}": use "scripted" or "openai-compatible"`, 'demo');
   }
-  return { tenantId, maxAgentDepth, budgetUsd, json: v.json === true, otlp, jaegerUrl, openAI };
+  return { tenantId, maxAgentDepth, budgetUsd, json: v.json === true, width, otlp, jaegerUrl, openAI };
 }
 
 export async function demoCommand(args: string[]): Promise<number> {

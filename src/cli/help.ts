@@ -4,7 +4,8 @@ export const PROGRAM_HELP = `Usage: symfonic <command> [options]
 
 Commands:
   demo          run a bundled delegation tree (scripted, no network) and draw it from its trace
-  tree FILE     draw the delegation trees in an OTLP/JSON file (one request per line)
+  tree FILE     draw the delegation trees in an OTLP/JSON file (one document, or one request
+                per line); tree --jaeger URL TRACE_ID draws a trace stored in Jaeger
   budget        print each tenant's spend, reservations in flight and limit from a Redis budget store
   help [CMD]    show help for the program or a command
 
@@ -29,8 +30,13 @@ Options:
                         grandchild too, 3 lets the archivist run
   --budget-usd X        a maxCostUsd budget for the tenant; 0.04 refuses the researcher and
                         the root still answers, 0.000001 refuses the root itself
-  --json                print the root RunNode (children, usage, totalUsage, delegations) as one
-                        JSON object on stdout and nothing else there
+  --json                print the root RunNode (children, usage, totalUsage, delegations) with
+                        each run's costUsd, totalCostUsd, startOffsetMs and durationMs, and the
+                        traceId, answer and error, as one JSON object on stdout and nothing else
+  --width N             fit the picture to N columns (default: the terminal's width, 80 when
+                        stdout is not a terminal). When it is too wide, the time bar narrows to
+                        12 columns, then columns are dropped in this order: own tok, own cost,
+                        run, the time bar, subtree tok; the answer wraps between words
   --otlp URL            also export the trace over OTLP/HTTP to URL, a base like
                         http://localhost:4318 ("/v1/traces" is appended), and print its Jaeger link
   --jaeger-url URL      the Jaeger UI the link points at (default http://localhost:16686)
@@ -47,19 +53,25 @@ root run failed or was refused (the error is printed on stderr), or the OTLP exp
 `;
 
 export const TREE_HELP = `Usage: symfonic tree [options] FILE
+       symfonic tree [options] --jaeger URL TRACE_ID
 
-Draws the delegation trees recorded in FILE: OTLP/JSON, one ExportTraceServiceRequest per line,
-as the OpenTelemetry Collector's file exporter writes it (lines without spans, e.g. metrics, are
-skipped). "-" reads standard input. Each root run gets its own picture, with its trace id.
+Draws the delegation trees recorded in FILE: OTLP/JSON, either one JSON object (pretty-printed
+or not: an ExportTraceServiceRequest, or a saved answer of Jaeger's /api/v3/traces/{id}) or one
+ExportTraceServiceRequest per line, as the OpenTelemetry Collector's file exporter writes it
+(lines without spans, e.g. metrics, are skipped). "-" reads standard input. With --jaeger, the
+trace TRACE_ID is read from Jaeger's query API instead. Each root run gets its own picture, with
+its trace id.
 
 Options:
+  --jaeger URL  read the trace from the Jaeger query service at URL (what serves the UI, e.g.
+                http://localhost:16686, or http://127.0.0.1:24686 for npm run stack)
   --json        print the root RunNode as one JSON object when FILE holds one root run, or a
                 JSON array of root RunNodes when it holds several; nothing else on stdout
   -h, --help    show this help
 
 Exit status: 0 on success, 2 for a usage error, an unreadable file, a line that is not valid
-JSON or not an OTLP trace request (the message names the file and line), or a file without any
-symfonic agent runs.
+JSON or not an OTLP trace request (the message names the file and line), a file without any
+symfonic agent runs, or a trace Jaeger does not hold or cannot be reached for.
 `;
 
 export const BUDGET_HELP = `Usage: symfonic budget --redis URL [options]

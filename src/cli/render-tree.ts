@@ -1,11 +1,14 @@
 import { shortRunId } from '../core/ids.js';
 import type { TimedRunNode } from '../observability/run-tree.js';
+import { joinFitting } from './fit.js';
 
 export interface RenderOptions {
   /** ANSI colour; the caller decides (a TTY and no NO_COLOR). */
   color: boolean;
-  /** Columns of the time bar. Default 30. */
+  /** Columns of the time bar when the width allows. Default 30. */
   barWidth?: number;
+  /** Terminal columns to fit (see FIT_ORDER and terminalWidth()). Default: no limit. */
+  width?: number;
 }
 
 /** ANSI styling that collapses to plain text, so one code path renders both. */
@@ -129,70 +132,116 @@ function rows(root: TimedRunNode, width: number): Row[] {
   return out;
 }
 
+type Column = 'name' | 'runId' | 'bar' | 'ownTokens' | 'treeTokens' | 'ownCost' | 'treeCost' | 'outcome';
+
+const HEADERS: Record<Exclude<Column, 'bar'>, string> = {
+  name: 'agent',
+  runId: 'run',
+  ownTokens: 'own tok',
+  treeTokens: 'subtree tok',
+  ownCost: 'own cost',
+  treeCost: 'subtree cost',
+  outcome: 'outcome',
+};
+
+/**
+ * What gives way, first to last, when the picture is wider than the width it must fit: the time
+ * bar narrows (to MIN_BAR columns), then these columns are dropped in this order. Agent,
+ * subtree cost and outcome always stay; agent names are cut with "…" as a last resort.
+ */
+export const FIT_ORDER: readonly Exclude<Column, 'name' | 'treeCost' | 'outcome'>[] = ['ownTokens', 'ownCost', 'runId', 'bar', 'treeTokens'];
+export const MIN_BAR = 12;
+const GAP = '  ';
+
+/** The columns to draw, the bar's width and the name column's width, for a picture `width` wide. */
+function layout(text: Record<Exclude<Column, 'bar'>, number>, barWidth: number, width: number | undefined) {
+  const shown = new Set<Column>(['name', 'runId', 'bar', 'ownTokens', 'treeTokens', 'ownCost', 'treeCost', 'outcome']);
+  const span = (bar: number) => [...shown].reduce((sum, c) => sum + (c === 'bar' ? bar : text[c]), 0) + GAP.length * (shown.size - 1);
+  if (width === undefined) return { shown, bar: barWidth, name: text.name };
+  for (const column of FIT_ORDER) {
+    if (span(Math.min(MIN_BAR, barWidth)) <= width) break;
+    shown.delete(column);
+  }
+  const bar = shown.has('bar') ? Math.max(Math.min(MIN_BAR, barWidth), Math.min(barWidth, width - span(0))) : 0;
+  const name = Math.max(HEADERS.name.length, Math.min(text.name, text.name - (span(bar) - width)));
+  return { shown, bar, name };
+}
+
+const cut = (s: string, width: number) => ([...s].length <= width ? s : [...s].slice(0, Math.max(1, width - 1)).join('') + '…');
+
 /**
  * One delegation tree as a picture: a line per run (agent, short run id, a time bar on the root's
  * time axis, own and subtree tokens and cost, outcome), refused delegations as leaves under their
- * parent, then the trace id. Lines without a trailing newline.
+ * parent, then the trace id. With `width`, columns give way in FIT_ORDER so no line is wider.
+ * Lines without a trailing newline.
  */
 export function renderRunTree(root: TimedRunNode, options: RenderOptions): string[] {
-  const width = options.barWidth ?? 30;
   const st = style(options.color);
-  const list = rows(root, width);
   const leafMark = '✗ ';
   const nameCell = (r: Row) => r.prefix + (r.leaf ? leafMark : '') + r.name;
-  const head = {
-    name: 'agent',
-    runId: 'run',
-    ownTokens: 'own tok',
-    treeTokens: 'subtree tok',
-    ownCost: 'own cost',
-    treeCost: 'subtree cost',
-    outcome: 'outcome',
-  };
-  const w = {
-    name: Math.max(head.name.length, ...list.map((r) => nameCell(r).length)),
-    runId: 8,
-    ownTokens: Math.max(head.ownTokens.length, ...list.map((r) => r.ownTokens.length)),
-    treeTokens: Math.max(head.treeTokens.length, ...list.map((r) => r.treeTokens.length)),
-    ownCost: Math.max(head.ownCost.length, ...list.map((r) => r.ownCost.length)),
-    treeCost: Math.max(head.treeCost.length, ...list.map((r) => r.treeCost.length)),
-  };
+  const measured = rows(root, options.barWidth ?? 30);
+  const longest = (c: Exclude<Column, 'bar' | 'name'>) => Math.max(HEADERS[c].length, ...measured.map((r) => r[c].length));
+  const fit = layout(
+    {
+      name: Math.max(HEADERS.name.length, ...measured.map((r) => nameCell(r).length)),
+      runId: 8,
+      ownTokens: longest('ownTokens'),
+      treeTokens: longest('treeTokens'),
+      ownCost: longest('ownCost'),
+      treeCost: longest('treeCost'),
+      outcome: longest('outcome'),
+    },
+    options.barWidth ?? 30,
+    options.width,
+  );
+  const width = fit.bar;
+  const list = width > 0 ? rows(root, width) : measured;
+  const w = { runId: 8, ownTokens: longest('ownTokens'), treeTokens: longest('treeTokens'), ownCost: longest('ownCost'), treeCost: longest('treeCost') };
   const duration = formatMs(root.endMs - root.startMs);
   const axis = '0' + ' '.repeat(Math.max(1, width - 1 - duration.length)) + duration;
-  const gap = '  ';
-  const header = [
-    head.name.padEnd(w.name),
-    head.runId.padEnd(w.runId),
-    axis.padEnd(width),
-    head.ownTokens.padStart(w.ownTokens),
-    head.treeTokens.padStart(w.treeTokens),
-    head.ownCost.padStart(w.ownCost),
-    head.treeCost.padStart(w.treeCost),
-    head.outcome,
-  ].join(gap);
+  const line = (cells: Partial<Record<Column, string>>) =>
+    (Object.keys(cells) as Column[])
+      .filter((c) => fit.shown.has(c))
+      .map((c) => cells[c]!)
+      .join(GAP)
+      .trimEnd();
+  const header = line({
+    name: HEADERS.name.padEnd(fit.name),
+    runId: HEADERS.runId.padEnd(w.runId),
+    bar: axis.padEnd(width),
+    ownTokens: HEADERS.ownTokens.padStart(w.ownTokens),
+    treeTokens: HEADERS.treeTokens.padStart(w.treeTokens),
+    ownCost: HEADERS.ownCost.padStart(w.ownCost),
+    treeCost: HEADERS.treeCost.padStart(w.treeCost),
+    outcome: HEADERS.outcome,
+  });
   const lines = [st.dim(header)];
   for (const r of list) {
-    const nameText = nameCell(r);
-    const pad = ' '.repeat(w.name - nameText.length);
-    const name = st.dim(r.prefix) + (r.leaf ? st.yellow(leafMark + r.name) : st.bold(r.name)) + pad;
+    const full = nameCell(r);
+    const nameText = cut(full, fit.name);
+    const prefix = nameText.slice(0, Math.min(r.prefix.length, nameText.length));
+    const rest = nameText.slice(prefix.length);
+    const name = st.dim(prefix) + (r.leaf ? st.yellow(rest) : st.bold(rest)) + ' '.repeat(fit.name - nameText.length);
     let bar: string;
-    if (r.bar) {
+    if (!fit.shown.has('bar')) {
+      bar = '';
+    } else if (r.bar) {
       const fill = r.failed ? st.red : st.cyan;
       bar = st.dim('·'.repeat(r.bar.from)) + fill('█'.repeat(r.bar.to - r.bar.from)) + st.dim('·'.repeat(width - r.bar.to));
     } else {
       bar = ' '.repeat(width);
     }
     lines.push(
-      [
+      line({
         name,
-        st.dim((r.runId || '–').padEnd(w.runId)),
+        runId: st.dim((r.runId || '–').padEnd(w.runId)),
         bar,
-        r.ownTokens.padStart(w.ownTokens),
-        r.treeTokens.padStart(w.treeTokens),
-        r.ownCost.padStart(w.ownCost),
-        r.treeCost.padStart(w.treeCost),
-        outcomeStyle(r.outcome, st)(r.outcome),
-      ].join(gap),
+        ownTokens: r.ownTokens.padStart(w.ownTokens),
+        treeTokens: r.treeTokens.padStart(w.treeTokens),
+        ownCost: r.ownCost.padStart(w.ownCost),
+        treeCost: r.treeCost.padStart(w.treeCost),
+        outcome: outcomeStyle(r.outcome, st)(r.outcome),
+      }),
     );
   }
   lines.push(`${st.dim('trace')} ${root.traceId}`);
@@ -214,7 +263,10 @@ export function treeStats(root: TimedRunNode): { runs: number; refused: number; 
   return { runs, refused, failed };
 }
 
-/** "14,902 tokens (11,200 in / 3,702 out) · $0.0201 · 6 runs · 1 delegation refused". */
+/**
+ * "total 14,902 tokens (11,200 in / 3,702 out) · $0.0201 · 6 runs · 1 delegation refused", broken
+ * between items onto indented lines where it would pass `width`.
+ */
 export function summaryLine(root: TimedRunNode, options: RenderOptions): string {
   const st = style(options.color);
   const s = treeStats(root);
@@ -226,5 +278,6 @@ export function summaryLine(root: TimedRunNode, options: RenderOptions): string 
   ];
   if (s.refused > 0) parts.push(`${s.refused} delegation${s.refused === 1 ? '' : 's'} not completed`);
   if (s.failed > 0) parts.push(st.red(`${s.failed} run${s.failed === 1 ? '' : 's'} failed`));
-  return `${st.dim('total')} ${parts.join(' · ')}`;
+  parts[0] = `${st.dim('total')} ${parts[0]}`;
+  return joinFitting(parts, ' · ', options.width ?? Infinity, '      ').join('\n');
 }

@@ -1,6 +1,6 @@
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { pino } from 'pino';
+import type { Logger } from '../observability/logger.js';
 import { registerGlobals } from '../telemetry/register-globals.js';
 
 export interface CliTracing {
@@ -22,22 +22,11 @@ export async function startCliTracing(options: { otlpEndpoint?: string; serviceN
   const local = new SimpleSpanProcessor(memory);
   if (options.otlpEndpoint !== undefined) {
     let exportError: string | null = null;
-    // startTelemetry reports failed exports to a pino logger; this one keeps the first message
-    // for a plain sentence on stderr instead of a JSON log line.
-    const logger = pino(
-      { level: 'warn' },
-      {
-        write(line: string) {
-          if (exportError !== null) return;
-          try {
-            const rec = JSON.parse(line) as { msg?: string; err?: { message?: string } };
-            exportError = rec.err?.message || rec.msg || 'unknown error';
-          } catch {
-            exportError = line.trim();
-          }
-        },
-      },
-    );
+    // startTelemetry reports failed exports to its logger; this one keeps the first problem's
+    // message for one plain sentence on stderr instead of a JSON log line with a stack.
+    const logger = problemLogger((message) => {
+      exportError ??= message;
+    });
     // The exporters load only when asked for: most runs never export.
     const { startTelemetry } = await import('../telemetry/start-telemetry.js');
     const handle = startTelemetry({
@@ -69,4 +58,28 @@ export async function startCliTracing(options: { otlpEndpoint?: string; serviceN
       return { exportError: null };
     },
   };
+}
+
+/** The first line of what a warn or error call was about: its `err`'s message, or its text. */
+function problemOf(args: unknown[]): string {
+  const [first, second] = args;
+  const err = typeof first === 'object' && first !== null ? (first as { err?: unknown }).err : undefined;
+  const text = err instanceof Error ? err.message : typeof first === 'string' ? first : typeof second === 'string' ? second : 'unknown error';
+  return text.split('\n')[0]!.trim() || 'unknown error';
+}
+
+/** A Logger that prints nothing and hands warnings and errors, as one line each, to `report`. */
+function problemLogger(report: (message: string) => void): Logger {
+  const ignore = () => undefined;
+  const problem = (...args: unknown[]) => report(problemOf(args));
+  const logger: Logger = {
+    child: () => logger,
+    isLevelEnabled: (level) => level === 'warn' || level === 'error' || level === 'fatal',
+    error: problem,
+    warn: problem,
+    info: ignore,
+    debug: ignore,
+    trace: ignore,
+  };
+  return logger;
 }
