@@ -6,6 +6,7 @@ import type { Capability } from '../tool/capability.js';
 import type { Tool } from '../tool/define-tool.js';
 import { assembleCore, refuseUnknownKeys } from './agent-assembly.js';
 import type { AgentCore } from './agent-core.js';
+import { FacadeChild } from '../delegation/facade-child.js';
 import { executeRun } from './run-loop.js';
 import { readRunOptions } from './run-options.js';
 
@@ -80,6 +81,14 @@ export class Agent {
     this.instructions = core.instructions;
     this.capabilities = Object.freeze([...(options.capabilities ?? [])]);
     this.tools = tools;
+  }
+
+  /**
+   * This agent as a delegation child (a leaf): what `new SubAgent({ agent })` uses when given a
+   * facade, so `new SubAgent({ name, agent: new Agent(...), description })` just works.
+   */
+  asChild(): FacadeChild {
+    return new FacadeChild(this);
   }
 
   async run<T = unknown>(prompt: string, options: AgentRunOptions<T> = {}): Promise<AgentResult<T>> {

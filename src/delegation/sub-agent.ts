@@ -62,7 +62,9 @@ export class SubAgent {
     if (typeof (options.agent as { run?: unknown } | null)?.run !== 'function') {
       throw new ConfigurationError(`SubAgent "${this.name}": agent must be an object with an async run(task, options) method.`);
     }
-    this.agent = options.agent;
+    // A facade (the simple Agent) runs on a prompt alone: it adapts itself, as FacadeChild would.
+    const asChild = (options.agent as { asChild?: unknown }).asChild;
+    this.agent = typeof asChild === 'function' ? (asChild.call(options.agent) as ChildAgent) : options.agent;
     this.description = checkText('SubAgent', this.name, 'description', options.description, true)!;
     this.whenToUse = checkText('SubAgent', this.name, 'whenToUse', options.whenToUse, false);
     this.outputType = checkOutputType('SubAgent', this.name, options.outputType);
