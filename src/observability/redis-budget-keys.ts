@@ -9,19 +9,20 @@
 export interface TenantKeys {
   /** Hash: running sums (spent, reserved, windowed), the reservation counter, the last limit seen. */
   readonly ledger: string;
-  /** Hash: reservation id -> "tokens:nanoUsd" it holds. */
+  /**
+   * Hash: reservation id -> "tokens:nanoUsd" it holds, or "s" once settled (the marker that makes
+   * a retried settle a no-op).
+   */
   readonly reservations: string;
-  /** Sorted set: reservation id scored by the server time its lease ends. */
+  /** Sorted set: id scored by the server time its lease ends, or (settled) its marker may be forgotten. */
   readonly leases: string;
   /** Sorted set: "id:tokens:nanoUsd" scored by when it settled (kept only for windowed limits). */
   readonly log: string;
-  /** Sorted set: settled ids scored by when their marker may be dropped, so a retried settle is a no-op. */
-  readonly settled: string;
 }
 
-/** In the order the scripts name them: KEYS[1..5]. */
-export function keyList(k: TenantKeys): [string, string, string, string, string] {
-  return [k.ledger, k.reservations, k.leases, k.log, k.settled];
+/** In the order the scripts name them: KEYS[1..4]. */
+export function keyList(k: TenantKeys): [string, string, string, string] {
+  return [k.ledger, k.reservations, k.leases, k.log];
 }
 
 export function escapeTenant(tenantId: string): string {
@@ -39,7 +40,6 @@ export function tenantKeys(keyPrefix: string, tenantId: string): TenantKeys {
     reservations: base + 'reservations',
     leases: base + 'leases',
     log: base + 'log',
-    settled: base + 'settled',
   };
 }
 

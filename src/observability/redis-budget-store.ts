@@ -166,6 +166,8 @@ export class RedisBudgetStore implements BudgetStore {
   private readonly url: string | undefined;
   /** Whether this store made the client (from a URL), and so configures and closes it. */
   private readonly owned: boolean;
+  /** Whether the client rejects a command that takes too long by itself (ioredis commandTimeout). */
+  private readonly clientTimesOut: boolean;
   private client: RedisClient | undefined;
   private connecting: Promise<RedisClient> | undefined;
   private everReady = false;
@@ -200,8 +202,10 @@ export class RedisBudgetStore implements BudgetStore {
     if (typeof o.redis === 'string') {
       this.url = o.redis;
       this.owned = true;
+      this.clientTimesOut = true;
     } else {
       this.owned = false;
+      this.clientTimesOut = typeof (o.redis.options as { commandTimeout?: unknown }).commandTimeout === 'number';
       this.attach(o.redis);
     }
   }
@@ -478,9 +482,9 @@ export class RedisBudgetStore implements BudgetStore {
     if (client.status === 'ready') this.everReady = true;
   }
 
-  /** A made client has ioredis's commandTimeout; a client passed in may queue forever, so it gets one of ours. */
+  /** A made client has ioredis's commandTimeout; a client passed in without one may queue forever, so it gets ours. */
   private bounded<T>(p: Promise<T>): Promise<T> {
-    if (this.owned) return p;
+    if (this.clientTimesOut) return p;
     let timer: NodeJS.Timeout;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`Redis did not answer within ${this.timeoutMs} ms`)), this.timeoutMs);

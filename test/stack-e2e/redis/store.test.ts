@@ -75,6 +75,18 @@ describe('RedisBudgetStore against Redis', () => {
     expect(await s.usage('t', undefined)).toEqual({ spent: spend(15), reserved: spend(20) });
   });
 
+  it('forgets settled markers after settledMarkerMs, so the reservations hash does not grow with calls served', async () => {
+    const s = store({ settledMarkerMs: 200 });
+    for (let i = 0; i < 50; i++) await s.settle('t', idOf(await s.reserve('t', spend(1), { maxTokens: 1000 })), spend(1));
+    const keys = tenantKeys(s.keyPrefix, 't');
+    expect(await raw.hlen(keys.reservations)).toBe(50);
+    await sleep(250);
+    await s.reserve('t', spend(1), { maxTokens: 1000 });
+    expect(await raw.hlen(keys.reservations)).toBe(1);
+    expect(await raw.zcard(keys.leases)).toBe(1);
+    expect(await s.usage('t', undefined)).toEqual({ spent: spend(50), reserved: spend(1) });
+  });
+
   it('a rolling window drops spend older than windowMs on the server clock, and only that', async () => {
     const s = store();
     const windowed = { maxTokens: 100, windowMs: 400 };
