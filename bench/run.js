@@ -292,6 +292,10 @@ async function main() {
       await partial.shutdown();
     }
   }
+  // The Redis budget store's cases need a Redis: --redis URL, or the stack's.
+  const redisAt = args.indexOf('--redis');
+  const redisUrl = redisAt >= 0 ? args[redisAt + 1] : process.env.SYMFONIC_STACK_REDIS;
+  if (redisUrl) await (await import('./redis.js')).redisCases(redisUrl, { quick, wanted, report });
   printTable(results);
 }
 
