@@ -1,5 +1,5 @@
 import { abortableSleep } from '../core/abort.js';
-import { abortErrorFrom, ConfigurationError, SymfonicError } from '../core/errors.js';
+import { abortErrorFrom, ConfigurationError, TestKitError } from '../core/errors.js';
 import type { Usage } from '../core/usage.js';
 import type { ModelOverrides, ModelProvider, ModelRequest, ModelResponse, ModelStreamChunk, ToolCall } from '../model/types.js';
 
@@ -42,7 +42,12 @@ export interface ScriptedModel extends ModelProvider {
 }
 
 /** Ran out of turns, or was given a turn it cannot play. */
-export class ScriptError extends SymfonicError {}
+/**
+ * A script that cannot go on: out of turns, a malformed turn, a responder that threw. A fault of
+ * the test's own making, so it fails the root run rather than becoming a message a parent's
+ * model reads and answers around: a broken test must not pass.
+ */
+export class ScriptError extends TestKitError {}
 
 let nextCallId = 0;
 
@@ -102,7 +107,12 @@ export function scriptedModel(
       }
       turn = turns[index]!;
     } else {
-      turn = await (script as ScriptedResponder)(request, index);
+      try {
+        turn = await (script as ScriptedResponder)(request, index);
+      } catch (error) {
+        // A responder returns an Error to script a failed call; one that throws is a bug in the test.
+        throw new ScriptError(`the scripted model's responder threw on call ${index + 1}: ${(error as Error)?.message ?? String(error)}`, { cause: error });
+      }
     }
     if (turn instanceof Error) throw turn;
     if (typeof turn === 'object' && turn !== null && turn.delayMs !== undefined) await abortableSleep(turn.delayMs, signal);

@@ -22,7 +22,7 @@ function liar(totalUsage: unknown, totalCostUsd: unknown = 0.5): ChildAgent {
   return { run: async () => ({ finalResponse: 'done', totalUsage, totalCostUsd }) as never };
 }
 
-function parentOf(child: ChildAgent, collector: MetricsCollector, answers = 1): SymfonicAgent {
+function parentOf(child: ChildAgent, collector: MetricsCollector): SymfonicAgent {
   return new SymfonicAgent({
     name: 'boss',
     modelProvider: scriptedModel(
