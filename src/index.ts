@@ -34,21 +34,27 @@ export {
 } from './delegation/index.js';
 
 // Models and tools
-export type { ModelProvider, ModelRequest, ModelResponse, Message, ToolCall, ToolDefinition, ModelOverrides } from './model/types.js';
+export type { ModelProvider, ModelRequest, ModelResponse, ModelStreamChunk, Message, ToolCall, ToolDefinition, ModelOverrides } from './model/types.js';
 export { openAICompatible, type OpenAICompatibleOptions } from './model/openai-compatible.js';
 export { anthropic, type AnthropicOptions } from './model/anthropic.js';
-export { ModelProviderError, type HttpProviderOptions } from './model/http-retry.js';
+export { ModelProviderError } from './model/provider-error.js';
+export type { HttpProviderOptions } from './model/provider-base.js';
 export { defineTool, type Tool, type ToolSpec } from './tool/define-tool.js';
 export type { ToolContext } from './tool/tool-context.js';
 export type { Capability } from './tool/capability.js';
+export { mcpTools, McpToolError, type McpToolsOptions, type McpClient } from './tool/mcp-tools.js';
 
 // Observability
 export { MetricsCollector, DuplicateRunError, type MetricsCollectorOptions, type RunFigures, type TenantFigures } from './observability/metrics-collector.js';
 export { priceTable, defaultPrices, type PriceTable, type ModelPrice } from './observability/prices.js';
 export { TenantBudgets, type TenantBudgetsOptions, type TenantLimit } from './observability/budgets.js';
 export { InMemoryBudgetStore, type BudgetStore, type BudgetLimit, type ReserveResult, type Spend } from './observability/budget-store.js';
+export { RedisBudgetStore, type RedisBudgetStoreOptions } from './observability/redis-budget-store.js';
 export { ATTR as SPAN_ATTRIBUTES, METRIC as METRIC_NAMES, type DelegationOutcome } from './observability/attributes.js';
 export type { Logger } from './observability/logger.js';
+
+// Remote children (Agent2Agent)
+export { serveAgent, remoteChild, RemoteAgentError, type ServedAgent, type ServeAgentOptions, type Principal, type Authenticate, type RemoteChildOptions } from './remote/index.js';
 
 // Core
 export {
