@@ -5,7 +5,9 @@ import type { ModelRequest, ModelResponse } from '../model/types.js';
 import type { CallTicket } from '../observability/accounting.js';
 import { ATTR, SPAN_EVENT } from '../observability/attributes.js';
 import { inputMessagesJson, outputMessagesJson, systemInstructionsJson } from '../observability/content.js';
+import { costOf } from '../observability/prices.js';
 import { checkResponse, estimateInput, usageOf } from './model-response.js';
+import { modelAnswer } from './model-stream.js';
 import { failSpan, tracer } from './run-span.js';
 import type { RunState } from './run-state.js';
 
@@ -54,6 +56,7 @@ function noteBudget(run: RunState, ticket: CallTicket, chat: Span): void {
   if (w) {
     run.log().warn({ limit: w.limit, limit_value: w.limitValue, committed: w.committed, warn_at: w.warnAt }, 'tenant budget past its warning fraction');
     if (chat.isRecording()) chat.addEvent(SPAN_EVENT.budgetWarning, { [ATTR.tenantId]: w.tenantId, limit: w.limit, limit_value: w.limitValue, committed: w.committed, warn_at: w.warnAt });
+    run.events?.emit({ type: 'budget.warning', tenantId: w.tenantId, fraction: w.limitValue > 0 ? w.committed / w.limitValue : 1 });
   }
   if (ticket.unchecked !== undefined) {
     run.log().warn({ reason: ticket.unchecked }, 'budget store unavailable: the model call runs unchecked');
@@ -93,9 +96,12 @@ export async function callModel(run: RunState): Promise<ModelResponse> {
   }
   const provider = run.core.modelProvider;
   const t0 = performance.now();
+  const events = run.events;
+  events?.emit({ type: 'model.started', model: run.requestModel });
   let response: ModelResponse;
   try {
-    response = checkResponse(provider.providerName, await raceAbort(provider.generate(request, { signal: run.signal }), run.signal, 'the model call'));
+    const answer = events === undefined ? raceAbort(provider.generate(request, { signal: run.signal }), run.signal, 'the model call') : modelAnswer(provider, request, run.signal, events, chat);
+    response = checkResponse(provider.providerName, await answer);
   } catch (error) {
     const e = run.signal.aborted ? abortErrorFrom(run.signal, 'the model call') : error;
     const errorType = e instanceof Error ? e.name || 'Error' : 'Error';
@@ -107,5 +113,6 @@ export async function callModel(run: RunState): Promise<ModelResponse> {
   const usage = usageOf(response, request, run.core.toolDefinitionChars);
   run.account.endCall(ticket, usage, { providerName: provider.providerName, requestModel: run.requestModel, responseModel: response.responseModel, durationS: (performance.now() - t0) / 1000 });
   finishChatSpan(chat, response, usage, run.core.config.captureContent);
+  events?.emit({ type: 'model.finished', usage, costUsd: ticket.price ? costOf(usage, ticket.price) : null });
   return response;
 }

@@ -6,6 +6,7 @@ import type { AgentResponse } from './agent-response.js';
 import { EmptyModelResponseError } from './model-response.js';
 import { callModel } from './model-turn.js';
 import type { RunExtras, RunRequest } from './run-options.js';
+import { runFailed, runFinished } from './run-events.js';
 import { placeRun } from './run-start.js';
 import { RunState } from './run-state.js';
 import { failSpan, setRunTotals, startRunSpan } from './run-span.js';
@@ -30,10 +31,13 @@ function openRun(core: AgentCore, request: RunRequest, extras: RunExtras): RunSt
     if (handOff) handOff.receipt = account.receipt;
     state = new RunState(core, frame, account, signal, span, sets, instructions, requestModel);
     state.outputType = outputType;
+    state.events = frame.events?.open(frame, core.name);
   } catch (error) {
     signal.dispose();
     failSpan(span, error);
     span.end();
+    // A run that could not open still started and failed, for whoever follows the tree.
+    if (state?.events === undefined) frame.events?.open(frame, core.name).emit(runFailed(error));
     throw error;
   }
   if (extras.history) state.messages.push(...extras.history);
@@ -86,6 +90,7 @@ export async function executeRun(core: AgentCore, query: string, request: RunReq
     setRunTotals(run.span, figures);
     failSpan(run.span, error);
     run.span.end();
+    run.events?.emit(runFailed(error));
     if (core.logger.isLevelEnabled('warn')) run.log().warn({ err: error }, 'run failed');
     throw error;
   } finally {
@@ -100,6 +105,7 @@ async function finish(run: RunState, text: string, started: number): Promise<Age
   const delegatedTo = run.core.delegationContext ? run.core.delegationContext.close(f.runId) : NO_CHILDREN;
   if (run.span.isRecording()) setRunTotals(run.span, figures);
   run.span.end();
+  run.events?.emit(runFinished(figures));
   const durationMs = performance.now() - started;
   if (run.core.logger.isLevelEnabled('debug')) run.log().debug({ duration_ms: durationMs, delegated_to: delegatedTo }, 'run finished');
   return {

@@ -5,6 +5,7 @@ import type { AskUser } from '../core/run-frame.js';
 import { makeScope, type Scope } from '../core/scope.js';
 import type { Message } from '../model/types.js';
 import { MetricsCollector } from '../observability/metrics-collector.js';
+import type { EventHub, RunEvent } from './run-events.js';
 
 export interface RunOptions<T = unknown> {
   scope?: Scope;
@@ -29,6 +30,12 @@ export interface RunOptions<T = unknown> {
    * and every child in its tree. A child asking needs a scope: a question must reach a user.
    */
   askUser?: AskUser;
+  /**
+   * Called with every event of the run's tree as it happens (the events `agent.stream()` yields),
+   * synchronously and in `seq` order. An exception it throws is logged and counted, never fails
+   * the run; a slow callback slows the run, so hand heavy work off.
+   */
+  onEvent?: (event: RunEvent) => void;
 }
 
 /** What the loop itself needs beyond RunOptions: set by the facade. */
@@ -50,15 +57,19 @@ export interface RunRequest {
   maxAgentDepth: number | undefined;
   outputType: ZodType | undefined;
   askUser: AskUser | undefined;
+  onEvent: ((event: RunEvent) => void) | undefined;
+  /** The event sink a stream made for this run; undefined for run(). */
+  events: EventHub | undefined;
 }
 
-const KEYS = ['scope', 'runId', 'rootRunId', 'parentRunId', 'agentDepth', 'signal', 'parentContext', 'metricsCollector', 'maxAgentDepth', 'outputType', 'askUser'] as const;
+const KEYS = ['scope', 'runId', 'rootRunId', 'parentRunId', 'agentDepth', 'signal', 'parentContext', 'metricsCollector', 'maxAgentDepth', 'outputType', 'askUser', 'onEvent'] as const;
 const KNOWN = new Set<string>(KEYS);
 const ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 
 const EMPTY: RunRequest = Object.freeze({
   scope: undefined, runId: undefined, rootRunId: undefined, parentRunId: null, agentDepth: 0, signal: undefined,
   parentContext: undefined, accounting: undefined, maxAgentDepth: undefined, outputType: undefined, askUser: undefined,
+  onEvent: undefined, events: undefined,
 });
 
 function checkId(field: string, value: unknown): string | undefined {
@@ -123,6 +134,9 @@ export function readRunOptions(options: RunOptions | undefined): RunRequest {
   if (options.askUser !== undefined && typeof options.askUser !== 'function') {
     throw new ConfigurationError('run option askUser must be a function (question, { runId, agent, scope }) => Promise<string>.');
   }
+  if (options.onEvent !== undefined && typeof options.onEvent !== 'function') {
+    throw new ConfigurationError('run option onEvent must be a function (event) => void; it gets every event of the run\'s tree.');
+  }
   return {
     scope: options.scope === undefined ? undefined : makeScope(options.scope),
     runId,
@@ -135,5 +149,7 @@ export function readRunOptions(options: RunOptions | undefined): RunRequest {
     maxAgentDepth: options.maxAgentDepth,
     outputType: options.outputType,
     askUser: options.askUser,
+    onEvent: options.onEvent,
+    events: undefined,
   };
 }

@@ -5,6 +5,7 @@ import { newRunId } from '../core/ids.js';
 import { freezeFrame, type RunFrame } from '../core/run-frame.js';
 import type { Accounting } from '../observability/accounting.js';
 import type { AgentCore } from './agent-core.js';
+import { EventHub } from './run-events.js';
 import type { RunRequest } from './run-options.js';
 
 /** Where a run stands before it starts: its frame, the ledger it accounts in, and the hand-off it took. */
@@ -26,7 +27,9 @@ export function placeRun(core: AgentCore, request: RunRequest): RunPlacement {
   const handOff = takeHandOff();
   if (handOff !== undefined) {
     const given = request.signal;
-    const frame = given === undefined || given === handOff.frame.signal ? handOff.frame : freezeFrame({ ...handOff.frame, signal: joinSignals(handOff.frame.signal, given) });
+    let frame = given === undefined || given === handOff.frame.signal ? handOff.frame : freezeFrame({ ...handOff.frame, signal: joinSignals(handOff.frame.signal, given) });
+    // A child under a tree nobody listens to may still be listened to itself, from here down.
+    if (frame.events === undefined && (request.events !== undefined || request.onEvent !== undefined)) frame = freezeFrame({ ...frame, events: eventSink(core, request) });
     const accounting = core.accounting ?? (handOff.accounting as Accounting | undefined) ?? request.accounting ?? core.privateAccounting();
     return { frame, accounting, handOff, outputType: request.outputType ?? handOff.outputType };
   }
@@ -42,8 +45,24 @@ export function placeRun(core: AgentCore, request: RunRequest): RunPlacement {
     traceContext: request.parentContext ?? otelContext.active(),
     deadline: undefined,
     askUser: request.askUser,
+    events: request.events === undefined && request.onEvent === undefined ? undefined : eventSink(core, request),
   });
   return { frame, accounting: core.accounting ?? request.accounting ?? core.privateAccounting(), handOff: undefined, outputType: request.outputType };
+}
+
+/** The tree's sink: the stream's own (which already holds any onEvent), or one for the onEvent callback alone. */
+function eventSink(core: AgentCore, request: RunRequest): EventHub {
+  if (request.events !== undefined) return request.events;
+  const hub = new EventHub(listenerErrorReporter(core));
+  hub.listen(request.onEvent!);
+  return hub;
+}
+
+/** Logs an onEvent callback's throws: the first with its error, then at each power of ten, so a callback failing on every delta cannot flood the log. */
+export function listenerErrorReporter(core: AgentCore): (error: unknown, count: number) => void {
+  return (error, count) => {
+    if (Math.log10(count) % 1 === 0) core.logger.warn({ err: error, listener_errors: count }, 'an onEvent callback threw; the run goes on');
+  };
 }
 
 function joinSignals(a: AbortSignal | undefined, b: AbortSignal): AbortSignal {

@@ -1,6 +1,7 @@
 import { context, trace, type Context, type Span } from '@opentelemetry/api';
 import type { ZodType } from 'zod';
 import type { RunSignal } from '../core/abort.js';
+import type { RunEmitter } from '../core/run-event.js';
 import type { RunFrame } from '../core/run-frame.js';
 import type { Logger, LogBindings } from '../observability/logger.js';
 import type { RunAccount } from '../observability/accounting.js';
@@ -22,6 +23,8 @@ export class RunState {
   readonly chatSpanName: string;
   /** The schema the final answer must satisfy, if any: the run's own or its delegator's. */
   outputType: ZodType | undefined;
+  /** The run's way into its tree's events; undefined when nobody listens, which keeps a plain run() free of them. */
+  events: RunEmitter | undefined = undefined;
   private logger: Logger | undefined;
 
   constructor(

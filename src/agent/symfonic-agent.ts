@@ -12,9 +12,12 @@ import type { Tool } from '../tool/define-tool.js';
 import { assembleCore, checkAgentName, refuseUnknownKeys } from './agent-assembly.js';
 import type { AgentCore } from './agent-core.js';
 import type { AgentResponse } from './agent-response.js';
+import { AgentStream } from './agent-stream.js';
 import { FrameworkConfig } from './framework-config.js';
 import { executeRun } from './run-loop.js';
+import { EventHub } from './run-events.js';
 import { readRunOptions, type RunOptions } from './run-options.js';
+import { listenerErrorReporter } from './run-start.js';
 
 export interface SymfonicAgentOptions {
   name: string;
@@ -106,6 +109,29 @@ export class SymfonicAgent {
     } catch (error) {
       return Promise.reject(error);
     }
+  }
+
+  /**
+   * Runs the agent on `query` as `run()` does, and yields the events of its whole tree as they
+   * happen (see AgentStream: order, backpressure, and how leaving the loop aborts the run).
+   * `stream.result` settles as `run()` would.
+   */
+  stream<T = unknown>(query: string, options?: RunOptions<T>): AgentStream {
+    const hub = new EventHub(listenerErrorReporter(this.#core));
+    const abort = new AbortController();
+    return new AgentStream(hub, abort, () => {
+      try {
+        if (typeof query !== 'string') {
+          throw new ConfigurationError(`agent "${this.name}": the query must be a string (got ${query === null ? 'null' : typeof query}).`);
+        }
+        const request = readRunOptions(options);
+        if (request.onEvent !== undefined) hub.listen(request.onEvent);
+        const signal = request.signal === undefined ? abort.signal : AbortSignal.any([request.signal, abort.signal]);
+        return executeRun(this.#core, query, { ...request, signal, events: hub });
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    });
   }
 
   /** Closes the children this agent built from specs. Children the caller built stay open. */

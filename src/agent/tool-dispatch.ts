@@ -1,6 +1,7 @@
 import { context as otelContext, SpanKind, trace, type Context, type Span } from '@opentelemetry/api';
 import { raceAbort } from '../core/abort.js';
 import { abortErrorFrom, failsTheRun } from '../core/errors.js';
+import type { RunEmitter } from '../core/run-event.js';
 import type { RunFrame } from '../core/run-frame.js';
 import type { Scope } from '../core/scope.js';
 import type { DelegationCallContext } from '../delegation/tools.js';
@@ -50,6 +51,9 @@ class CallContext implements DelegationCallContext {
   get account(): RunAccount {
     return this.run.account;
   }
+  get events(): RunEmitter | undefined {
+    return this.run.events;
+  }
   get logger(): Logger {
     return this.run.log();
   }
@@ -91,15 +95,18 @@ function refuse(run: RunState, call: ToolCall): { tool: Tool; input: unknown } |
  */
 export async function runTool(run: RunState, call: ToolCall): Promise<Message> {
   const span = startToolSpan(run, call);
-  const done = (content: string): Message => {
+  const events = run.events;
+  events?.emit({ type: 'tool.started', tool: telemetryToolName(call.name), callId: call.id });
+  const done = (content: string, ok = true): Message => {
     if (run.core.config.captureContent && span.isRecording()) span.setAttribute(ATTR.toolCallResult, content);
     span.end();
+    events?.emit({ type: 'tool.finished', tool: telemetryToolName(call.name), callId: call.id, ok });
     return { role: 'tool', toolCallId: call.id, content };
   };
   const ready = refuse(run, call);
   if ('problem' in ready) {
     failSpan(span, new Error(ready.problem), ready.errorType);
-    return done(ready.problem);
+    return done(ready.problem, false);
   }
   const toolContext = trace.setSpan(run.runContext, span);
   const ctx = new CallContext(run, call.id, span, toolContext);
@@ -112,10 +119,11 @@ export async function runTool(run: RunState, call: ToolCall): Promise<Message> {
       const e = run.signal.aborted ? abortErrorFrom(run.signal) : error;
       failSpan(span, e);
       span.end();
+      events?.emit({ type: 'tool.finished', tool: telemetryToolName(call.name), callId: call.id, ok: false });
       throw e;
     }
     failSpan(span, error);
     const e = error instanceof Error ? error : new Error(String(error));
-    return done(`tool "${call.name}" failed: ${e.name}: ${e.message}`);
+    return done(`tool "${call.name}" failed: ${e.name}: ${e.message}`, false);
   }
 }

@@ -1,4 +1,5 @@
 import type { Context } from '@opentelemetry/api';
+import type { RunEventSink } from './run-event.js';
 import type { Scope } from './scope.js';
 
 /**
@@ -22,6 +23,8 @@ export interface RunFrame {
   readonly deadline: number | undefined;
   /** The root's handler for questions to the user, inherited by every run of the tree. */
   readonly askUser: AskUser | undefined;
+  /** Where the tree's events go when someone listens (a stream or onEvent at the root); children inherit it. */
+  readonly events?: RunEventSink | undefined;
 }
 
 /** Answers a question a run's model asks the user; the root's run options give it, the tree shares it. */
@@ -59,5 +62,6 @@ export function childFrame(parent: RunFrame, init: ChildFrameInit): RunFrame {
     traceContext: init.traceContext,
     deadline,
     askUser: parent.askUser,
+    events: parent.events,
   });
 }

@@ -1,4 +1,5 @@
 import type { Context, Span } from '@opentelemetry/api';
+import type { RunEmitter } from '../core/run-event.js';
 import type { RunFrame } from '../core/run-frame.js';
 import type { RunAccount } from '../observability/accounting.js';
 import type { ToolContext } from '../tool/tool-context.js';
@@ -14,4 +15,6 @@ export interface DelegationCallContext extends ToolContext {
   readonly account?: RunAccount;
   readonly span?: Span;
   readonly traceContext?: Context;
+  /** The delegating run's events, when its tree is listened to: delegation.started and .finished go here. */
+  readonly events?: RunEmitter | undefined;
 }

@@ -18,6 +18,8 @@ export class Refusal {
  */
 export class DelegationCall {
   private finished = false;
+  /** Set once the child's run id is minted; a call refused before that names no run. */
+  childRunId: string | null = null;
 
   constructor(
     readonly ctx: DelegationCallContext,
@@ -42,6 +44,7 @@ export class DelegationCall {
     // label it would make a new series per hallucination. The span keeps the real name.
     const label = outcome === 'unknown_child' ? '(unknown)' : this.name === '' ? '(invalid)' : this.name;
     this.ctx.account?.delegation(label, outcome);
+    this.ctx.events?.emit({ type: 'delegation.finished', child: this.name, childRunId: this.childRunId, outcome });
     if (typeof result !== 'string') this.ctx.logger.debug({ child: this.name, outcome }, 'delegation did not complete');
     return text;
   }

@@ -161,6 +161,8 @@ export class DelegationTools {
       throw abortErrorFrom(ctx.signal);
     }
     this.context.recordStart(ctx.runId, name);
+    call.childRunId = childRunId;
+    ctx.events?.emit({ type: 'delegation.started', child: name, childRunId });
     const link = linkedSignal(ctx.signal, this.childTimeoutMs);
     try {
       const child = childFrame(frame, { runId: childRunId, signal: link.signal, traceContext: ctx.traceContext, maxDepth: ceiling, timeoutMs: this.childTimeoutMs });

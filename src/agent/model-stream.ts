@@ -1,0 +1,56 @@
+import type { Span } from '@opentelemetry/api';
+import { raceAbort } from '../core/abort.js';
+import type { RunEmitter } from '../core/run-event.js';
+import type { ModelProvider, ModelRequest, ModelResponse, ModelStreamChunk } from '../model/types.js';
+
+/**
+ * Seconds from the request to the first chunk of a streamed answer, on the `chat` span. The GenAI
+ * conventions name it `gen_ai.response.time_to_first_chunk` for a client's span
+ * (`gen_ai.server.time_to_first_token` is the model server's own metric, not a client's).
+ */
+export const ATTR_TIME_TO_FIRST_CHUNK = 'gen_ai.response.time_to_first_chunk';
+
+/** A provider stream that ended without its `done` chunk: the answer is incomplete, whatever text came. */
+export class IncompleteStreamError extends Error {
+  constructor(provider: string) {
+    super(`the ${provider} model stream ended without its final chunk, so the answer is incomplete. Retry the run.`);
+    this.name = 'IncompleteStreamError';
+  }
+}
+
+/**
+ * One model call for a run somebody listens to. A provider that streams has each text piece
+ * emitted as a `text.delta` as it arrives, and the time to the first one set on the chat span; a
+ * provider that does not is called through generate() and its whole text is one delta. Each read
+ * of the stream is raced against the run's signal, as generate() is, so a provider that ignores
+ * its signal still lets the run go; the stream is then closed, which drops its connection.
+ */
+export async function modelAnswer(provider: ModelProvider, request: ModelRequest, signal: AbortSignal, events: RunEmitter, chat: Span): Promise<ModelResponse> {
+  if (provider.stream === undefined) {
+    const response = await raceAbort(provider.generate(request, { signal }), signal, 'the model call');
+    if (response?.text) events.emit({ type: 'text.delta', delta: response.text });
+    return response;
+  }
+  const t0 = performance.now();
+  const iterator = provider.stream(request, { signal })[Symbol.asyncIterator]();
+  let first = true;
+  try {
+    for (;;) {
+      const step: IteratorResult<ModelStreamChunk> = await raceAbort(iterator.next(), signal, 'the model call');
+      if (step.done) throw new IncompleteStreamError(provider.providerName);
+      const chunk = step.value;
+      if (first) {
+        first = false;
+        if (chat.isRecording()) chat.setAttribute(ATTR_TIME_TO_FIRST_CHUNK, (performance.now() - t0) / 1000);
+      }
+      if (chunk.type === 'done') return chunk.response;
+      if (chunk.type === 'text' && chunk.delta !== '') events.emit({ type: 'text.delta', delta: chunk.delta });
+    }
+  } finally {
+    // Closes the provider's stream on every exit (a no-op once it is done); not awaited, so a
+    // provider whose return() hangs cannot hold the run.
+    void Promise.resolve()
+      .then(() => iterator.return?.())
+      .catch(() => undefined);
+  }
+}

@@ -1,0 +1,143 @@
+import { redactSecrets } from '../core/redact.js';
+import type { RunEmitter, RunEventBody, RunEventSink } from '../core/run-event.js';
+import type { RunFrame } from '../core/run-frame.js';
+import type { RunFigures } from '../observability/accounting.js';
+import type { DelegationOutcome } from '../observability/attributes.js';
+
+/** Who an event is about: the run's lineage, its place in the root's order, and when. */
+export interface RunEventLineage {
+  runId: string;
+  rootRunId: string;
+  parentRunId: string | null;
+  agent: string;
+  depth: number;
+  /** Per root, strictly increasing across the whole tree. */
+  seq: number;
+  /** Epoch milliseconds (fractional), from a monotonic clock. */
+  timeMs: number;
+}
+
+/**
+ * Text a slow stream consumer did not get: `droppedDeltas` text.delta events of this run
+ * (`droppedChars` characters) were dropped where this event stands. Only an `AgentStream` makes
+ * it (see its backpressure policy); `onEvent` gets every delta.
+ */
+export interface TextGap {
+  type: 'text.gap';
+  droppedDeltas: number;
+  droppedChars: number;
+}
+
+/** One event of a run, as a stream or an onEvent callback receives it. */
+export type RunEvent = RunEventLineage & (RunEventBody<DelegationOutcome> | TextGap);
+export type RunEventType = RunEvent['type'];
+
+/** Where a tree's events are delivered: called synchronously, in seq order. */
+export type RunEventListener = (event: RunEvent) => void;
+
+/** How long after the root's own end the tree's stragglers (runs winding down from an abort) may still report. */
+const STRAGGLER_GRACE_MS = 2000;
+
+const clock = (): number => performance.timeOrigin + performance.now();
+
+class Emitter implements RunEmitter {
+  private ended = false;
+  constructor(
+    private readonly hub: EventHub,
+    private readonly lineage: Omit<RunEventLineage, 'seq' | 'timeMs'>,
+  ) {}
+
+  emit(body: RunEventBody): void {
+    if (this.ended) return;
+    const terminal = body.type === 'run.finished' || body.type === 'run.failed';
+    if (terminal) this.ended = true;
+    this.hub.deliver(this.lineage, body as RunEventBody<DelegationOutcome>);
+    if (terminal) this.hub.ended(this.lineage.runId);
+  }
+}
+
+/**
+ * The event sink of one tree: numbers every event (one counter for the whole tree, so `seq` is
+ * causal order), stamps the emitting run's lineage and time, and hands it to the listeners. It
+ * knows when the tree is quiet (the root ended and every run it started ended too), which is
+ * when a stream over it ends.
+ */
+export class EventHub implements RunEventSink {
+  private seq = 0;
+  private openRuns = 0;
+  private rootRunId: string | undefined;
+  private rootEnded = false;
+  private quietTimer: ReturnType<typeof setTimeout> | undefined;
+  private readonly quietWaiters: (() => void)[] = [];
+  private quietNow = false;
+  /** How many times a listener threw: reported, never allowed to fail the run. */
+  listenerErrors = 0;
+
+  private readonly listeners: RunEventListener[] = [];
+
+  constructor(private readonly onListenerError: (error: unknown, count: number) => void) {}
+
+  listen(listener: RunEventListener): void {
+    this.listeners.push(listener);
+  }
+
+  open(frame: RunFrame, agent: string): RunEmitter {
+    if (this.rootRunId === undefined) this.rootRunId = frame.runId;
+    this.openRuns++;
+    const emitter = new Emitter(this, { runId: frame.runId, rootRunId: frame.rootRunId, parentRunId: frame.parentRunId, agent, depth: frame.depth });
+    emitter.emit({ type: 'run.started' });
+    return emitter;
+  }
+
+  /** True once the first run (the root of this hub) has opened its emitter. */
+  get started(): boolean {
+    return this.rootRunId !== undefined;
+  }
+
+  deliver(lineage: Omit<RunEventLineage, 'seq' | 'timeMs'>, body: RunEventBody<DelegationOutcome>): void {
+    const event = { ...lineage, seq: ++this.seq, timeMs: clock(), ...body } as RunEvent;
+    for (const listener of this.listeners) {
+      try {
+        listener(event);
+      } catch (error) {
+        this.listenerErrors++;
+        this.onListenerError(error, this.listenerErrors);
+      }
+    }
+  }
+
+  ended(runId: string): void {
+    this.openRuns--;
+    if (runId === this.rootRunId) {
+      this.rootEnded = true;
+      if (this.openRuns > 0) {
+        this.quietTimer = setTimeout(() => this.becomeQuiet(), STRAGGLER_GRACE_MS);
+        this.quietTimer.unref?.();
+      }
+    }
+    if (this.rootEnded && this.openRuns === 0) this.becomeQuiet();
+  }
+
+  /** Ends the tree's event flow now: a root that failed before it could start, or the grace after the root's end ran out. */
+  becomeQuiet(): void {
+    if (this.quietNow) return;
+    this.quietNow = true;
+    if (this.quietTimer !== undefined) clearTimeout(this.quietTimer);
+    for (const w of this.quietWaiters.splice(0)) w();
+  }
+
+  /** Resolves once the root and every run of its tree have ended. */
+  quiet(): Promise<void> {
+    return this.quietNow ? Promise.resolve() : new Promise((resolve) => this.quietWaiters.push(resolve));
+  }
+}
+
+export function runFinished(figures: RunFigures): RunEventBody {
+  return { type: 'run.finished', usage: figures.own, totalUsage: figures.total, costUsd: figures.costUsd, totalCostUsd: figures.totalCostUsd };
+}
+
+/** The error as an event: its name, and its message with secrets redacted (error text often echoes a provider's answer). */
+export function runFailed(error: unknown): RunEventBody {
+  const e = error instanceof Error ? error : new Error(String(error));
+  return { type: 'run.failed', errorType: e.name || 'Error', message: redactSecrets(e.message) };
+}

@@ -1,0 +1,33 @@
+import type { RunFrame } from './run-frame.js';
+import type { Usage } from './usage.js';
+
+/**
+ * What happened in a run, without the lineage the sink stamps on it. Generic over the delegation
+ * outcome so this layer names no observability type; the agent layer closes it over
+ * `DelegationOutcome` (see `RunEvent` in src/agent/run-events.ts).
+ */
+export type RunEventBody<Outcome extends string = string> =
+  | { type: 'run.started' }
+  | { type: 'model.started'; model: string }
+  | { type: 'text.delta'; delta: string }
+  | { type: 'model.finished'; usage: Usage; costUsd: number | null }
+  | { type: 'tool.started'; tool: string; callId: string }
+  | { type: 'tool.finished'; tool: string; callId: string; ok: boolean }
+  | { type: 'delegation.started'; child: string; childRunId: string }
+  | { type: 'delegation.finished'; child: string; childRunId: string | null; outcome: Outcome }
+  | { type: 'budget.warning'; tenantId: string; fraction: number }
+  | { type: 'run.finished'; usage: Usage; totalUsage: Usage; costUsd: number | null; totalCostUsd: number | null }
+  | { type: 'run.failed'; errorType: string; message: string };
+
+/** One run's way into its tree's event stream. Its run.finished or run.failed is its last event: later ones are dropped. */
+export interface RunEmitter {
+  emit(body: RunEventBody): void;
+}
+
+/**
+ * Where the events of a tree go: made once for a root with a listener, carried in the frame and
+ * so inherited by every child the runtime places. A run opens its emitter as it starts.
+ */
+export interface RunEventSink {
+  open(frame: RunFrame, agent: string): RunEmitter;
+}
