@@ -69,7 +69,7 @@ export async function ensureJaeger(cfg, { log = console.log, force = false } = {
   mkdirSync(dirname(logFile), { recursive: true });
   const tmp = `${bin}.partial-${process.pid}`;
   const started = Date.now();
-  log(`building Jaeger ${cfg.jaegerBin.split('-').pop()} with ${go} (first time only; ~4 min with a warm Go cache, up to ~20 min on 2 cores from scratch); log: ${logFile}`);
+  log(`building Jaeger ${cfg.jaegerBin.split('-').pop()} with ${go} (first time only: about 5 min on 2 cores from an empty Go build cache, under a minute with a warm one); log: ${logFile}`);
   try {
     const out = openSync(logFile, 'w');
     const code = await new Promise((resolvePromise, reject) => {

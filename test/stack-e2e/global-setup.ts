@@ -7,7 +7,7 @@
  * (.stack/started-by-tests), so a stack a person started with `npm run stack -- up` is never
  * stopped by the tests.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildIfStale } from '../support/dist.js';
@@ -33,6 +33,15 @@ function script(args: string[], inherit = false): { code: number | null; stdout:
   return { code: r.status, stdout: r.stdout ?? '' };
 }
 
+/** The same, without blocking: teardown runs while vitest is still shutting its workers down. */
+function scriptAsync(args: string[]): Promise<number | null> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(ROOT, 'scripts', 'stack.mjs'), ...args], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
+    child.on('error', reject);
+    child.on('close', resolve);
+  });
+}
+
 function status(): Status {
   return JSON.parse(script(['status', '--json']).stdout) as Status;
 }
@@ -53,7 +62,7 @@ function otherLiveLeases(): number[] {
     .filter((pid) => Number.isInteger(pid) && pid !== process.pid && alive(pid));
 }
 
-export default function setup(): () => void {
+export default function setup(): () => Promise<void> {
   buildIfStale();
   const t0 = Date.now();
   let s = status();
@@ -70,7 +79,7 @@ export default function setup(): () => void {
   for (const [k, v] of Object.entries(s.env)) process.env[k] = v;
   mkdirSync(leases, { recursive: true });
   writeFileSync(join(leases, String(process.pid)), '');
-  return () => {
+  return async () => {
     rmSync(join(leases, String(process.pid)), { force: true });
     if (!existsSync(marker)) return;
     const others = otherLiveLeases();
@@ -78,7 +87,8 @@ export default function setup(): () => void {
       process.stdout.write(`[test:stack] leaving the stack running for test runs ${others.join(', ')}\n`);
       return;
     }
-    script(['down'], true);
+    const code = await scriptAsync(['down']);
+    if (code !== 0) throw new Error(`npm run stack -- down failed (exit ${code}); see the output above`);
     rmSync(marker, { force: true });
   };
 }
