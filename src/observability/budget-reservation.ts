@@ -53,8 +53,8 @@ function refusal(tenantId: string, limit: TenantLimit, r: Extract<ReserveResult,
   const isCost = r.limit === 'maxCostUsd';
   return new BudgetExceededError({
     tenantId,
-    limit: r.limit,
-    limitValue: isCost ? limit.maxCostUsd! : limit.maxTokens!,
+    limitName: r.limit,
+    limit: isCost ? limit.maxCostUsd! : limit.maxTokens!,
     spent: isCost ? r.spent.costUsd : r.spent.tokens,
     reserved: isCost ? r.reserved.costUsd : r.reserved.tokens,
     requested: isCost ? amount.costUsd : amount.tokens,

@@ -9,11 +9,22 @@ import { isLogger, silentLogger, type Logger } from './logger.js';
 import { keyList, tenantIndexKey, tenantKeys } from './redis-budget-keys.js';
 import { SCRIPTS, type BudgetScript } from './redis-budget-scripts.js';
 
-export type RedisClient = Redis | Cluster;
+type RedisClient = Redis | Cluster;
+
+/**
+ * An ioredis client, `new Redis(...)` or `new Cluster(...)`. Typed structurally here so the
+ * published declarations do not pull in ioredis's types (which need Node's): a project that only
+ * passes a URL compiles without them.
+ */
+export interface IoRedisClient {
+  readonly status: string;
+  defineCommand(name: string, definition: { numberOfKeys?: number; lua: string }): void;
+  quit(): Promise<unknown>;
+}
 
 export interface RedisBudgetStoreOptions {
   /** An ioredis client (Redis or Cluster; left open by close()), or a redis:// / rediss:// URL. */
-  redis: RedisClient | string;
+  redis: IoRedisClient | string;
   /** Put before every key; may not contain `{` or `}` (those make the hash tag). Default 'symfonic:'. */
   keyPrefix?: string;
   /** How long a reservation holds before it expires unsettled: a multiple of the longest model call. Default 10 minutes. */
