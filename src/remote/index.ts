@@ -1,7 +1,7 @@
 // Remote children over the Agent2Agent protocol. The A2A SDK loads on first use, not on import.
 export { serveAgent, type ServedAgent } from './serve-agent.js';
 export type { ServeAgentOptions } from './serve-options.js';
-export type { Principal, Authenticate } from './principal.js';
+export type { Principal, Authenticate, IncomingRequest } from './principal.js';
 export { remoteChild, RemoteChildAgent, type RemoteChildOptions, type RemoteChildResponse } from './remote-child.js';
 export { RemoteAgentError } from './remote-error.js';
 export type { UsageReport } from './usage-report.js';

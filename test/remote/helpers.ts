@@ -3,7 +3,7 @@
  * to it with remoteChild, and span lookups. Each side gets its own collector, as two processes
  * would have.
  */
-import type { IncomingMessage } from 'node:http';
+import type { IncomingRequest } from '../../src/remote/principal.js';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { MetricsCollector, priceTable, SymfonicAgent, type FrameworkConfig, type TenantBudgets } from '../../src/index.js';
 import { remoteChild, serveAgent, type Principal, type RemoteChildOptions, type ServedAgent } from '../../src/remote/index.js';
@@ -13,7 +13,7 @@ export const TOKEN = 'router-secret';
 export const PRICE = { inputPerMTok: 2, outputPerMTok: 10 };
 
 /** Bearer TOKEN is the router, acting for acme only; anything else is nobody. */
-export function bearer(tenants: readonly string[] = ['acme']): (req: IncomingMessage) => Principal | null {
+export function bearer(tenants: readonly string[] = ['acme']): (req: IncomingRequest) => Principal | null {
   return (req) => (req.headers.authorization === `Bearer ${TOKEN}` ? { principal: 'router', tenants } : null);
 }
 
