@@ -10,6 +10,7 @@ import { SubAgent } from '../delegation/sub-agent.js';
 import { outgoingHeaders } from './outgoing-headers.js';
 import { remoteAnswer } from './remote-answer.js';
 import { RemoteAgentError } from './remote-error.js';
+import { NodeFetch } from './node-fetch.js';
 import { loadClientSdk, loadPropagator } from './sdk.js';
 import { absorbedUsage } from './usage-report.js';
 
@@ -67,19 +68,26 @@ function jsonOf(name: string, schema: ZodType, text: string): unknown {
 /** A child that runs in another process, reached over A2A's JSON-RPC binding. */
 export class RemoteChildAgent implements ChildAgent {
   private client: Promise<Client> | undefined;
+  private readonly http = new NodeFetch();
 
   constructor(private readonly options: Readonly<RemoteChildOptions>) {}
+
+  /** Drops the kept-alive connections to the remote. */
+  close(): void {
+    this.http.close();
+  }
 
   /** The client, made once from the remote's card; a failed attempt is forgotten so the next call retries. */
   private connect(): Promise<Client> {
     this.client ??= (async () => {
       const sdk = await loadClientSdk();
       const extra = this.options.headers ?? {};
-      const fetchImpl: typeof fetch = (input, init) => fetch(input, { ...init, headers: { ...extra, ...Object.fromEntries(new Headers(init?.headers)) } });
+      const send = this.http.fetch;
+      const cardFetch: typeof fetch = (input, init) => send(input, { ...init, headers: { ...extra, ...Object.fromEntries(new Headers(init?.headers)) } });
       const factory = new sdk.ClientFactory({
-        transports: [new sdk.JsonRpcTransportFactory({ legacyCompat: { enabled: true } }), new sdk.RestTransportFactory({ legacyCompat: { enabled: true } })],
+        transports: [new sdk.JsonRpcTransportFactory({ legacyCompat: { enabled: true }, fetchImpl: send }), new sdk.RestTransportFactory({ legacyCompat: { enabled: true }, fetchImpl: send })],
         preferredTransports: ['JSONRPC'],
-        cardResolver: new sdk.DefaultAgentCardResolver({ fetchImpl, legacyCompat: { enabled: true } }),
+        cardResolver: new sdk.DefaultAgentCardResolver({ fetchImpl: cardFetch, legacyCompat: { enabled: true } }),
       });
       return factory.createFromUrl(this.options.url);
     })();

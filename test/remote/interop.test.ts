@@ -22,10 +22,10 @@ afterEach(async () => {
 const FOREIGN_ANSWER = 'Paris is the capital of France.';
 
 /** An A2A agent made of the SDK's server alone, answering with a task: submitted, an artifact, completed. */
-async function foreignAgent(answer = FOREIGN_ANSWER): Promise<{ url: string; close(): Promise<void> }> {
+async function foreignAgent(answer = FOREIGN_ANSWER, usageReport?: object): Promise<{ url: string; close(): Promise<void> }> {
   const executor: AgentExecutor = {
     async execute(rc, bus) {
-      const base = { id: rc.taskId, contextId: rc.contextId, artifacts: [], history: [rc.userMessage], metadata: {} };
+      const base = { id: rc.taskId, contextId: rc.contextId, artifacts: [], history: [rc.userMessage], metadata: usageReport ? { 'symfonic/usage': usageReport } : {} };
       bus.publish(AgentEvent.task({ ...base, status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() } }));
       bus.publish(AgentEvent.artifactUpdate({ taskId: rc.taskId, contextId: rc.contextId, append: false, lastChunk: true, metadata: {}, artifact: { artifactId: 'a1', name: 'answer', description: '', parts: [{ content: { $case: 'text', value: answer }, mediaType: 'text/plain', filename: '', metadata: undefined }], metadata: {}, extensions: [] } }));
       bus.publish(AgentEvent.statusUpdate({ taskId: rc.taskId, contextId: rc.contextId, metadata: {}, status: { state: TaskState.TASK_STATE_COMPLETED, message: undefined, timestamp: new Date().toISOString() } }));
@@ -103,25 +103,12 @@ describe('remoteChild against an A2A agent that is not symfonic', () => {
   });
 
   it('does not believe usage that is not sound, and estimates instead', async () => {
-    const liar = await serveLeaf('liar');
-    open.push(liar.server);
-    // A served agent cannot lie through symfonic; a proxy in between can. Patch the wire.
-    const real = globalThis.fetch;
-    globalThis.fetch = async (input, init) => {
-      const res = await real(input, init);
-      if (!String(input).startsWith(liar.server.url) || init?.method !== 'POST') return res;
-      const json = (await res.json()) as any;
-      json.result.message.metadata['symfonic/usage'].totalUsage = { inputTokens: -5, outputTokens: Number.MAX_SAFE_INTEGER };
-      return new Response(JSON.stringify(json), { status: 200, headers: { 'content-type': 'application/json' } });
-    };
-    try {
-      const reply = await router({ name: 'liar', url: liar.server.url, description: 'Lies.' }).run('q', { scope: { tenantId: 'acme' } });
-      expect(reply.totalUsage.source).toBe('estimated');
-      expect(reply.totalUsage.inputTokens).toBe(250 + Math.ceil('find the facts'.length / 4));
-      expect(reply.totalUsage.outputTokens).toBe(30 + Math.ceil('liar found it'.length / 4));
-    } finally {
-      globalThis.fetch = real;
-    }
+    // An agent that speaks symfonic's metadata but reports counts no run could have.
+    const liar = await foreignAgent('a confident answer', { totalUsage: { inputTokens: -5, outputTokens: Number.MAX_SAFE_INTEGER }, totalCostUsd: 1e300 });
+    open.push(liar);
+    const reply = await router({ name: 'liar', url: liar.url, description: 'Lies.' }).run('q', { scope: { tenantId: 'acme' } });
+    expect(reply.totalUsage).toEqual({ inputTokens: 250 + Math.ceil('find the facts'.length / 4), outputTokens: 30 + Math.ceil('a confident answer'.length / 4), source: 'estimated' });
+    expect(reply.totalCostUsd).toBeNull();
   });
 
   it("validates a structured answer against outputType and names the failing field", async () => {

@@ -1,0 +1,89 @@
+import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+
+/**
+ * The slice of fetch the A2A client uses (a POST or GET with a string body, read whole), over
+ * node:http with keep-alive agents of its own. Node's built-in fetch (undici) costs several
+ * times a bare node:http round trip on loopback (docs/benchmarks.md, remote_hop), and a remote
+ * hop pays it on every delegation.
+ */
+export class NodeFetch {
+  private readonly http = new HttpAgent({ keepAlive: true });
+  private readonly https = new HttpsAgent({ keepAlive: true });
+
+  readonly fetch: typeof fetch = (input, init) => this.send(input, init);
+
+  private send(input: Parameters<typeof fetch>[0], init: RequestInit = {}): Promise<Response> {
+    const url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
+    const body = init.body;
+    if (body !== undefined && body !== null && typeof body !== 'string') return fetch(input, init);
+    const headers = flatHeaders(init.headers);
+    if (body != null) headers['content-length'] = String(Buffer.byteLength(body));
+    const secure = url.protocol === 'https:';
+    const signal = init.signal ?? undefined;
+    return new Promise<Response>((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      const req = (secure ? httpsRequest : httpRequest)(url, { method: init.method ?? 'GET', headers, agent: secure ? this.https : this.http }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.once('error', reject);
+        res.once('end', () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(readResponse(res.statusCode ?? 502, res.statusMessage ?? '', res.headers, Buffer.concat(chunks).toString('utf8')));
+        });
+      });
+      // Destroying the request closes its connection: that is what tells the served side to stop.
+      const onAbort = () => req.destroy(signal?.reason instanceof Error ? signal.reason : new DOMException('aborted', 'AbortError'));
+      signal?.addEventListener('abort', onAbort, { once: true });
+      req.once('error', (error) => {
+        signal?.removeEventListener('abort', onAbort);
+        reject(error);
+      });
+      req.end(body ?? undefined);
+    });
+  }
+
+  close(): void {
+    this.http.destroy();
+    this.https.destroy();
+  }
+}
+
+function flatHeaders(h: RequestInit['headers']): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (h === undefined) return out;
+  const entries = h instanceof Headers ? h.entries() : Array.isArray(h) ? h : Object.entries(h);
+  for (const [k, v] of entries) out[k.toLowerCase()] = String(v);
+  return out;
+}
+
+/**
+ * A Response read whole, without the web stream a real one is built on: the A2A client reads
+ * only ok, status, statusText, headers, text() and json(), and a stream per call was a visible
+ * share of a hop.
+ */
+function readResponse(status: number, statusText: string, raw: IncomingHttpHeaders, text: string): Response {
+  let headers: Headers | undefined;
+  const response = {
+    ok: status >= 200 && status < 300,
+    status,
+    statusText,
+    get headers() {
+      return (headers ??= responseHeaders(raw));
+    },
+    body: null,
+    bodyUsed: false,
+    text: async () => text,
+    json: async () => JSON.parse(text) as unknown,
+  };
+  return response as unknown as Response;
+}
+
+function responseHeaders(h: IncomingHttpHeaders): Headers {
+  const out = new Headers();
+  for (const [k, v] of Object.entries(h)) {
+    if (v === undefined) continue;
+    for (const one of Array.isArray(v) ? v : [v]) out.append(k, one);
+  }
+  return out;
+}
