@@ -4,7 +4,7 @@
 // would. Usage: node --expose-gc bench/run.js [--only=floor,hop,hop_untraced,scale,memory] [--quick]
 // [--breakdown] (adds the hop with only tracing, and with only metrics, registered).
 import { context, trace } from '@opentelemetry/api';
-import { MetricsCollector, SubAgent, SubAgentSpec, SymfonicAgent, TenantBudgets, makeScope, priceTable } from '../dist/index.js';
+import { MetricsCollector, SubAgent, SubAgentSpec, SymfonicAgent, TenantBudgets, priceTable } from '../dist/index.js';
 import { scriptedModel } from '../dist/testing/index.js';
 import { disableSdk, emit, installSdk, printTable, quantile, result, round2, settleHeap, timeSequential, timeWaves } from './harness.js';
 
@@ -79,7 +79,7 @@ function hopAgents() {
   return { collector, parent, leaf, models: [parentModel, childModel, leafModel] };
 }
 
-const scope = makeScope({ tenantId: TENANT, userId: 'bench-user' });
+const scope = Object.freeze({ tenantId: TENANT, userId: 'bench-user' });
 const runOptions = Object.freeze({ scope });
 
 /** @type {import('./harness.js').CaseResult[]} */
@@ -281,6 +281,7 @@ async function main() {
   if (wanted('floor') || wanted('hop')) await hopCase('hop', sdk);
   if (wanted('scale')) await scaleCase(sdk);
   if (wanted('memory')) await memoryCase(sdk);
+  if (wanted('remote_hop')) await (await import('./remote.js')).remoteHopCase({ quick, report, sdk });
   await sdk.shutdown();
   disableSdk();
   if (wanted('hop_untraced')) await hopCase('hop_untraced', undefined);
