@@ -151,7 +151,7 @@ async function hopCase(name, sdk, reset = sdk?.reset) {
     const f = times.floor?.[r];
     if (f) {
       ratios.push(h.wall / f.wall);
-      cpuRatios.push(h.cpu / f.cpu);
+      if (h.cpu > 0 && f.cpu > 0) cpuRatios.push(h.cpu / f.cpu);
     }
   }
   if (collector.openRuns !== 0) throw new Error(`${name}: ${collector.openRuns} runs left open`);
