@@ -3,7 +3,7 @@
 // The local observability stack without Docker: Jaeger v2 (backend), the OpenTelemetry Collector
 // pipeline (the same Jaeger binary on collector/otel-collector.yaml), Prometheus and Redis, all on
 // 127.0.0.1. See docs/design.md, "The observability stack".
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureJaeger } from './stack-build.mjs';
 import { stackConfig } from './stack-config.mjs';
@@ -91,6 +91,50 @@ async function status(cfg, json) {
   return ok ? 0 : 1;
 }
 
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return error.code === 'EPERM';
+  }
+}
+
+/**
+ * One `up` or `down` at a time per state folder: two test runs starting together would otherwise
+ * both find the stack stopped and both start it. A lock whose holder is gone is taken over.
+ */
+async function withLock(cfg, work) {
+  const lock = join(cfg.stateDir, 'stack.lock');
+  const deadline = Date.now() + 5 * 60_000;
+  for (;;) {
+    try {
+      const fd = openSync(lock, 'wx');
+      writeFileSync(fd, String(process.pid));
+      closeSync(fd);
+      break;
+    } catch (error) {
+      if (error.code !== 'EEXIST') throw error;
+      let holder = NaN;
+      try {
+        holder = Number(readFileSync(lock, 'utf8'));
+      } catch {
+        /* removed in between */
+      }
+      if (!(holder > 0) || !alive(holder)) rmSync(lock, { force: true });
+      else if (Date.now() > deadline) throw new Error(`another stack command (pid ${holder}) has held ${lock} for 5 minutes`);
+      else await sleep(200);
+    }
+  }
+  try {
+    return await work();
+  } finally {
+    rmSync(lock, { force: true });
+  }
+}
+
 async function main(argv) {
   const json = argv.includes('--json');
   const [command, ...names] = argv.filter((a) => a !== '--json');
@@ -98,10 +142,10 @@ async function main(argv) {
   mkdirSync(cfg.stateDir, { recursive: true });
   switch (command) {
     case 'up':
-      await up(cfg, names);
+      await withLock(cfg, () => up(cfg, names));
       return 0;
     case 'down':
-      await down(cfg, names);
+      await withLock(cfg, () => down(cfg, names));
       return 0;
     case 'status':
       return status(cfg, json);
