@@ -33,8 +33,8 @@ export interface RemoteChildResponse extends ChildResponse {
   finalResponse: string;
   totalUsage: Usage;
   totalCostUsd: number | null;
-  /** The remote's budget store id (BudgetStore.id), or null when it charged none. */
-  accounting: { store: string | null };
+  /** The remote's receipt (its ledger and budget store ids), when it is a symfonic agent. */
+  accounting?: { ledger: string; store: string | null };
   output?: unknown;
 }
 
@@ -125,8 +125,8 @@ export class RemoteChildAgent implements ChildAgent {
       finalResponse: answer.text,
       totalUsage: usage.totalUsage,
       totalCostUsd: usage.totalCostUsd,
-      accounting: { store: usage.store },
     };
+    if (usage.receipt !== undefined) response.accounting = usage.receipt;
     if (usage.runId !== undefined) response.runId = usage.runId;
     if (this.options.outputType !== undefined) {
       response.output = jsonOf(name, this.options.outputType, answer.text);

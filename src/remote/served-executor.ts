@@ -3,7 +3,6 @@ import type { Message, Part, Task } from '@a2a-js/sdk';
 import type { AgentExecutor, ExecutionEventBus, RequestContext } from '@a2a-js/sdk/server';
 import type { RunOptions } from '../agent/run-options.js';
 import type { SymfonicAgent } from '../agent/symfonic-agent.js';
-import type { AgentResponse } from '../agent/agent-response.js';
 import { failureOf, type RemoteFailure } from './outcome.js';
 import type { ServerSdk } from './sdk.js';
 import { usageReport } from './usage-report.js';
@@ -26,16 +25,6 @@ export function taskTextOf(message: Message): string {
   return pieces.join('\n');
 }
 
-/**
- * The store id the caller may skip charging: only when this run was actually held to a budget
- * in that store. A store with no limit for the tenant was never written, so the caller must
- * still charge its own.
- */
-function chargedStore(response: AgentResponse, tenantId: string | undefined): string | null {
-  // The receipt names a store only when the run's tenant was held to a budget there.
-  return tenantId === undefined ? null : response.accounting.store;
-}
-
 const STATE_OF: Record<RemoteFailure['type'], 'REJECTED' | 'CANCELED' | 'FAILED'> = { budget_exceeded: 'REJECTED', aborted: 'CANCELED', child_error: 'FAILED' };
 
 /** Runs each A2A message as one run of the served agent, answering with a message or a failed task. */
@@ -54,7 +43,7 @@ export class ServedAgentExecutor implements AgentExecutor {
     }
     try {
       const response = await this.agent.run(task, options);
-      const report = usageReport(response, chargedStore(response, options.scope?.tenantId));
+      const report = usageReport(response);
       bus.publish(this.sdk.server.AgentEvent.message(this.reply(rc, [textPart(response.finalResponse)], { [USAGE_KEY]: report })));
     } catch (error) {
       bus.publish(this.sdk.server.AgentEvent.task(this.failedTask(rc, failureOf(error))));

@@ -9,7 +9,12 @@ export interface UsageReport {
   totalUsage: Usage;
   costUsd: number | null;
   totalCostUsd: number | null;
-  /** The budget store the served side settled into (BudgetStore.id), when it charged one. */
+  /**
+   * The served run's receipt: the ledger (metrics collector) that accounted it, and the budget
+   * store (BudgetStore.id) it settled into, null when it was held to none. A caller sharing
+   * that store does not charge the spend again.
+   */
+  ledger?: string;
   store?: string | null;
 }
 
@@ -17,14 +22,15 @@ export interface UsageReport {
 export const MAX_REPORTED_TOKENS = 1e10;
 const MAX_REPORTED_COST_USD = 1e7;
 
-export function usageReport(response: AgentResponse, store: string | null): UsageReport {
+export function usageReport(response: AgentResponse): UsageReport {
   return {
     runId: response.runId,
     usage: response.usage,
     totalUsage: response.totalUsage,
     costUsd: response.costUsd,
     totalCostUsd: response.totalCostUsd,
-    store,
+    ledger: response.accounting.ledger,
+    store: response.accounting.store,
   };
 }
 
@@ -48,7 +54,8 @@ export interface AbsorbedUsage {
   runId: string | undefined;
   totalUsage: Usage;
   totalCostUsd: number | null;
-  store: string | null;
+  /** The remote's receipt, when it reported one: the caller skips charging a store it shares. */
+  receipt: { ledger: string; store: string | null } | undefined;
 }
 
 /**
@@ -64,13 +71,16 @@ export function absorbedUsage(metadata: unknown, task: string, answer: string): 
       runId: undefined,
       totalUsage: { inputTokens: Math.max(1, estimateTokens(task)), outputTokens: estimateTokens(answer), source: 'estimated' },
       totalCostUsd: null,
-      store: null,
+      receipt: undefined,
     };
   }
   return {
     runId: typeof report.runId === 'string' ? report.runId : undefined,
     totalUsage,
     totalCostUsd: checkedCost(report.totalCostUsd),
-    store: typeof report.store === 'string' && report.store !== '' ? report.store : null,
+    receipt:
+      typeof report.ledger === 'string' && report.ledger !== ''
+        ? { ledger: report.ledger, store: typeof report.store === 'string' && report.store !== '' ? report.store : null }
+        : undefined,
   };
 }

@@ -69,6 +69,7 @@ describe("the SDK's own client against serveAgent", () => {
     )) as Message;
     expect(result.parts[0]?.content).toEqual({ $case: 'text', value: 'researcher found it' });
     expect(result.metadata?.['symfonic/usage']).toMatchObject({ usage: { inputTokens: 40, outputTokens: 4, source: 'reported' }, totalUsage: { inputTokens: 40, outputTokens: 4 }, store: null });
+    expect(typeof (result.metadata?.['symfonic/usage'] as { ledger?: unknown }).ledger).toBe('string');
   });
 
   it('answers an A2A 0.3 peer calling message/send', async () => {

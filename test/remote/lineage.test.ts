@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { SPAN_ATTRIBUTES as ATTR } from '../../src/index.js';
+import { InMemoryBudgetStore, SPAN_ATTRIBUTES as ATTR, TenantBudgets } from '../../src/index.js';
 import { recordEachTest } from '../support/per-test.js';
 import { collector, delegationSpan, router, runSpan, serveLeaf, PRICE, type Served } from './helpers.js';
 
@@ -44,5 +44,23 @@ describe('a remote child over A2A on loopback', () => {
     expect(reply.totalCostUsd).toBeCloseTo(cost(290, 34), 12);
     expect(routerCollector.tenant('acme').usage).toMatchObject({ inputTokens: 290, outputTokens: 34 });
     expect(researcher.collector.tenant('acme').usage).toMatchObject({ inputTokens: 40, outputTokens: 4 });
+  });
+
+  it('charges a budget store both sides share once, and a store of its own in full', async () => {
+    const spent = (store: InMemoryBudgetStore) => store.usage('acme', undefined, Date.now()).spent.tokens;
+    const limits = { acme: { maxTokens: 1_000_000 } };
+    const shared = new InMemoryBudgetStore();
+    const researcher = await serveLeaf('researcher', { budgets: new TenantBudgets({ limits, store: shared }) });
+    open.push(researcher);
+    const child = { name: 'researcher', url: researcher.server.url, description: 'Finds facts.' };
+    const reply = await router(child, { collector: collector(new TenantBudgets({ limits, store: shared })) }).run('q', { scope: { tenantId: 'acme' } });
+    expect(reply.totalUsage.inputTokens + reply.totalUsage.outputTokens).toBe(324);
+    // 280 the router's own model calls, 44 the researcher's: once each.
+    expect(spent(shared)).toBe(324);
+
+    const own = new InMemoryBudgetStore();
+    await router(child, { collector: collector(new TenantBudgets({ limits, store: own })) }).run('q', { scope: { tenantId: 'acme' } });
+    expect(spent(own)).toBe(324);
+    expect(spent(shared)).toBe(324 + 44);
   });
 });
