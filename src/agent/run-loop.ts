@@ -19,7 +19,7 @@ const NO_CHILDREN: readonly string[] = Object.freeze([]);
 
 /** Opens everything a run holds, in order; a failure part-way closes what was opened. */
 function openRun(core: AgentCore, request: RunRequest, extras: RunExtras): RunState {
-  const { frame, accounting, handOff, outputType } = placeRun(core, request);
+  const { frame, accounting, handOff, outputType } = placeRun(core, request, extras.handOff);
   const requestModel = core.config.model.modelName ?? core.modelProvider.modelName;
   const { span, sets } = startRunSpan(core, frame, requestModel);
   let state: RunState | undefined;

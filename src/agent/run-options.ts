@@ -1,6 +1,7 @@
 import type { Context } from '@opentelemetry/api';
 import { z, type ZodType } from 'zod';
 import { ConfigurationError } from '../core/errors.js';
+import type { HandOff } from '../core/frame-handoff.js';
 import type { AskUser } from '../core/run-frame.js';
 import { makeScope, type Scope } from '../core/scope.js';
 import type { Message } from '../model/types.js';
@@ -42,6 +43,8 @@ export interface RunOptions<T = unknown> {
 export interface RunExtras {
   history?: readonly Message[];
   instructions?: string;
+  /** The frame delegation handed this run directly (see RUN_IN_FRAME). */
+  handOff?: HandOff;
 }
 
 /** Run options after validation: only known-good values, lineage not yet a frame. */

@@ -23,8 +23,9 @@ export interface RunPlacement {
  * tenant); its signal joins the frame's. Any other run is a root, or a child placed by hand, from
  * its validated options.
  */
-export function placeRun(core: AgentCore, request: RunRequest): RunPlacement {
-  const handOff = takeHandOff();
+export function placeRun(core: AgentCore, request: RunRequest, given?: HandOff): RunPlacement {
+  if (given !== undefined) given.taken = true;
+  const handOff = given ?? takeHandOff();
   if (handOff !== undefined) {
     const given = request.signal;
     let frame = given === undefined || given === handOff.frame.signal ? handOff.frame : freezeFrame({ ...handOff.frame, signal: joinSignals(handOff.frame.signal, given) });

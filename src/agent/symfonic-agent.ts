@@ -1,4 +1,6 @@
+import { markInternal } from '../core/abort.js';
 import { ConfigurationError } from '../core/errors.js';
+import { RUN_IN_FRAME, type HandOff } from '../core/frame-handoff.js';
 import { assembleDelegation, DelegationCapability } from '../delegation/delegation-capability.js';
 import { ChildLifecycle } from '../delegation/lifecycle.js';
 import { DelegationRoster, type RosterEntry } from '../delegation/roster.js';
@@ -126,12 +128,21 @@ export class SymfonicAgent {
         }
         const request = readRunOptions(options);
         if (request.onEvent !== undefined) hub.listen(request.onEvent);
-        const signal = request.signal === undefined ? abort.signal : AbortSignal.any([request.signal, abort.signal]);
+        // The stream's own signal, marked as symfonic's, is the run's signal as it is: no second controller forwarding to it.
+        const signal = markInternal(request.signal === undefined ? abort.signal : AbortSignal.any([request.signal, abort.signal]));
         return executeRun(this.#core, query, { ...request, signal, events: hub });
       } catch (error) {
         return Promise.reject(error);
       }
     });
+  }
+
+  /**
+   * Runs as the delegation child `handOff` places: the door delegation uses for a symfonic child,
+   * so the frame reaches the run with no async context in between (see RUN_IN_FRAME).
+   */
+  [RUN_IN_FRAME](task: string, handOff: HandOff): Promise<AgentResponse> {
+    return executeRun(this.#core, task, readRunOptions(undefined), { handOff });
   }
 
   /** Closes the children this agent built from specs. Children the caller built stay open. */

@@ -31,6 +31,22 @@ export class HandOff<A = unknown> {
 
 const pending = new AsyncLocalStorage<HandOff>();
 
+/**
+ * The door through which delegation hands a symfonic agent its child frame directly. A child that
+ * has it is started through it, with no async context involved: AsyncLocalStorage turns on
+ * Node's promise hooks for the whole process, a cost the common case (a symfonic child) need not
+ * pay. Children without it (wrappers, adapters, foreign agents) are started inside `withHandOff`.
+ */
+export const RUN_IN_FRAME: unique symbol = Symbol.for('symfonic.runInFrame');
+
+export interface FrameRunner {
+  [RUN_IN_FRAME](task: string, handOff: HandOff): Promise<unknown>;
+}
+
+export function isFrameRunner(agent: unknown): agent is FrameRunner {
+  return typeof (agent as Partial<FrameRunner> | null)?.[RUN_IN_FRAME] === 'function';
+}
+
 /** Runs `start` (a child's run) with `handOff` waiting for the first symfonic run inside it. */
 export function withHandOff<T>(handOff: HandOff, start: () => T): T {
   return pending.run(handOff, start);

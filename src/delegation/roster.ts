@@ -1,7 +1,7 @@
 import { context as otelContext } from '@opentelemetry/api';
 import type { ZodType } from 'zod';
 import { ConfigurationError, DuplicateChildError, UnknownChildError } from '../core/errors.js';
-import { HandOff, withHandOff } from '../core/frame-handoff.js';
+import { HandOff, isFrameRunner, RUN_IN_FRAME, withHandOff } from '../core/frame-handoff.js';
 import { newRunId } from '../core/ids.js';
 import { freezeFrame, type RunFrame } from '../core/run-frame.js';
 import { makeScope, type Scope } from '../core/scope.js';
@@ -160,7 +160,10 @@ export class DelegationRoster {
     if (!entry) throw new UnknownChildError(name, this.names);
     if (frame.scope === undefined && this.defaultScope !== undefined) frame = freezeFrame({ ...frame, scope: this.defaultScope });
     const handOff = new HandOff(frame, accounting, entry.outputType);
-    const call = () => withHandOff(handOff, () => entry.agent.run(task, childOptions(frame)));
+    const agent = entry.agent;
+    const call = isFrameRunner(agent)
+      ? () => agent[RUN_IN_FRAME](task, handOff) as Promise<ChildResponse>
+      : () => withHandOff(handOff, () => agent.run(task, childOptions(frame)));
     // The child also starts inside the parent context, for children that read the active context.
     let running: Promise<ChildResponse | { text: string }>;
     try {
