@@ -1,5 +1,5 @@
 import { z, type ZodType } from 'zod';
-import { raceAbort } from '../core/abort.js';
+import { NEVER_ABORTS, raceAbort } from '../core/abort.js';
 import { BudgetExceededError, ConfigurationError, UnknownChildError, abortErrorFrom, failsTheRun, isAbortError } from '../core/errors.js';
 import { newRunId } from '../core/ids.js';
 import { childFrame, freezeFrame, type RunFrame } from '../core/run-frame.js';
@@ -131,6 +131,8 @@ export class DelegationTools {
     const ceiling = this.depth.ceilingFor(frame.maxDepth);
     const refused = this.refusalBefore(name, task, frame.depth, ceiling);
     if (refused) return call.finish(refused);
+    // A run nothing can abort shares one never-aborting signal: no listener to hang on it.
+    if (ctx.signal === NEVER_ABORTS) return this.runChild(call, frame, ceiling, task);
     // Recorded the moment the parent aborts, before the loop ends this call's span.
     const onAbort = () => call.finish(new Refusal('aborted', `the run was aborted while "${name}" was working.`, 'AbortError'));
     ctx.signal.addEventListener('abort', onAbort, { once: true });
