@@ -10,6 +10,7 @@ import type { Logger } from '../observability/logger.js';
 import { z } from 'zod';
 import { ConfigurationError } from '../core/errors.js';
 import { registerGlobals } from './register-globals.js';
+import { ReportingExporter } from './reporting-exporter.js';
 
 export interface TelemetryOptions {
   /** `service.name` on every span; else OTEL_SERVICE_NAME; else "symfonic". */
@@ -33,6 +34,8 @@ export interface TelemetryHandle {
   shutdown(): Promise<void>;
   /** Exports what is buffered now. Never rejects. */
   flush(): Promise<void>;
+  /** Spans lost to failed exports so far (each failure is also logged with its count). */
+  readonly droppedSpans: number;
 }
 
 const optionsSchema = z
@@ -64,7 +67,7 @@ export function startTelemetry(options: TelemetryOptions = {}): TelemetryHandle 
   }
   const o = parsed.data;
   if ((getStringFromEnv('OTEL_SDK_DISABLED') ?? '').toLowerCase() === 'true') {
-    return { tracesUrl: null, shutdown: async () => undefined, flush: async () => undefined };
+    return { tracesUrl: null, droppedSpans: 0, shutdown: async () => undefined, flush: async () => undefined };
   }
   const base = (o.otlpEndpoint ?? getStringFromEnv('OTEL_EXPORTER_OTLP_ENDPOINT') ?? 'http://localhost:4318').replace(/\/+$/, '');
   const serviceName = o.serviceName ?? getStringFromEnv('OTEL_SERVICE_NAME') ?? 'symfonic';
@@ -72,7 +75,8 @@ export function startTelemetry(options: TelemetryOptions = {}): TelemetryHandle 
   const logger: Logger = options.logger ?? pino({ level: 'warn', base: { component: 'symfonic-telemetry' } }, pino.destination(2));
   const resource = resourceFromAttributes({ 'service.name': serviceName });
   const tracesUrl = `${base}/v1/traces`;
-  const spanProcessor = new BatchSpanProcessor(new OTLPTraceExporter({ url: tracesUrl, timeoutMillis }), { exportTimeoutMillis: timeoutMillis });
+  const exporter = new ReportingExporter(new OTLPTraceExporter({ url: tracesUrl, timeoutMillis }), logger, tracesUrl);
+  const spanProcessor = new BatchSpanProcessor(exporter, { exportTimeoutMillis: timeoutMillis });
   const tracerProvider = new BasicTracerProvider({ resource, spanProcessors: [spanProcessor, ...(options.spanProcessors ?? [])] });
   let meterProvider: MeterProvider | undefined;
   if (o.metrics) {
@@ -130,6 +134,9 @@ export function startTelemetry(options: TelemetryOptions = {}): TelemetryHandle 
   let stopped: Promise<void> | undefined;
   return {
     tracesUrl,
+    get droppedSpans() {
+      return exporter.dropped;
+    },
     flush: () => withinTimeout(Promise.all([tracerProvider.forceFlush(), meterProvider?.forceFlush()])),
     shutdown() {
       stopped ??= (async () => {

@@ -31,7 +31,7 @@ async function spansInJaeger(traceIds: string[]): Promise<number[]> {
 describe('the collector stopped mid-run, then restarted', () => {
   it('fails and slows no run, reports what it dropped, and takes spans again after the restart', async () => {
     const service = uniqueName('symfonic-e2e-restart');
-    const warnings: { msg: string; err?: { message?: string } ; time: number }[] = [];
+    const warnings: { msg: string; err?: { message?: string }; time: number; dropped_spans?: number }[] = [];
     const logger = pino({ level: 'warn' }, { write: (line: string) => void warnings.push(JSON.parse(line)) });
     const memory = new InMemorySpanExporter();
     const telemetry = startTelemetry({ otlpEndpoint: stackUrls().otlp, serviceName: service, exportTimeoutMs: EXPORT_TIMEOUT_MS, logger, spanProcessors: [new SimpleSpanProcessor(memory)] });
@@ -53,6 +53,7 @@ describe('the collector stopped mid-run, then restarted', () => {
     let before: Phase, during: Phase, after: Phase;
     let downFlushMs: number;
     let warningsWhileDown: number;
+    let droppedWhileDown: number;
     let restartedAt: number;
     let beforeIds: string[], duringIds: string[], afterIds: string[];
     try {
@@ -66,6 +67,7 @@ describe('the collector stopped mid-run, then restarted', () => {
       await telemetry.flush();
       downFlushMs = performance.now() - t;
       warningsWhileDown = warnings.length;
+      droppedWhileDown = telemetry.droppedSpans;
 
       await stackScript(['up', 'collector']);
       restartedAt = Date.now();
@@ -90,6 +92,9 @@ describe('the collector stopped mid-run, then restarted', () => {
     const reported = warnings.slice(0, warningsWhileDown);
     expect(reported.every((w) => /telemetry (export|flush) failed/.test(w.msg))).toBe(true);
     expect(reported.some((w) => /ECONNREFUSED|connect|fetch failed|socket/i.test(JSON.stringify(w.err ?? {})))).toBe(true);
+    // And how much: every span of the phase the collector missed, counted and logged with its number.
+    expect(droppedWhileDown).toBe(PER_PHASE * SPANS_PER_ROOT);
+    expect(reported.reduce((n, w) => n + (w.dropped_spans ?? 0), 0)).toBe(droppedWhileDown);
 
     expect([beforeIds.length, duringIds.length, afterIds.length]).toEqual([PER_PHASE, PER_PHASE, PER_PHASE]);
     // Spans sent after the restart arrive, whole, with their lineage; so do those sent before the stop.
