@@ -52,7 +52,8 @@ export async function runDemo(s: DemoSettings): Promise<number> {
     prices: prices(),
     ...(s.budgetUsd !== undefined ? { budgets: new TenantBudgets({ limits: { [s.tenantId]: { maxCostUsd: s.budgetUsd } } }) } : {}),
   });
-  const team = demoTeam({ maxAgentDepth: s.maxAgentDepth, metricsCollector: collector, ...(provider ? { provider } : {}) });
+  const remote = s.remote ? await (await import('./demo-remote.js')).startRemoteDemo(s) : undefined;
+  const team = demoTeam({ maxAgentDepth: s.maxAgentDepth, metricsCollector: collector, ...(provider ? { provider } : {}), ...(remote ? { factChecker: remote.factChecker } : {}) });
   const rootRunId = newRunId();
   let answer: string | undefined;
   let failure: unknown;
@@ -62,7 +63,8 @@ export async function runDemo(s: DemoSettings): Promise<number> {
     failure = error;
   }
   await team.close();
-  const tree = buildRunTree(tracing.spans()).find((r) => r.runId === rootRunId);
+  const remoteSpans = remote ? await remote.stop() : [];
+  const tree = buildRunTree([...tracing.spans(), ...remoteSpans]).find((r) => r.runId === rootRunId);
   const { exportError } = await tracing.shutdown();
 
   if (tree === undefined) {
@@ -77,6 +79,7 @@ export async function runDemo(s: DemoSettings): Promise<number> {
     const error = failure === undefined ? null : { type: failure instanceof Error ? failure.name : typeof failure, message: failure instanceof Error ? failure.message : String(failure) };
     out(JSON.stringify({ traceId: tree.traceId, ...jsonRunNode(tree), answer: answer ?? null, error }, null, 2));
   } else {
+    if (remote) (await import('./demo-remote.js')).markRemoteRuns(tree, remoteSpans, remote.pid);
     const models = provider ? `${provider.providerName} model ${provider.modelName}` : `scripted models ${DEMO_LARGE} and ${DEMO_SMALL} (no network)`;
     const head = [st.bold('symfonic demo'), `tenant ${s.tenantId}`, models, `maxAgentDepth ${s.maxAgentDepth}`];
     if (s.budgetUsd !== undefined) head.push(`budget $${s.budgetUsd}`);

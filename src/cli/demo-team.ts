@@ -1,5 +1,6 @@
 import { FrameworkConfig } from '../agent/framework-config.js';
 import { SymfonicAgent } from '../agent/symfonic-agent.js';
+import type { ChildAgent } from '../delegation/child.js';
 import { SubAgent, SubAgentSpec } from '../delegation/sub-agent.js';
 import type { Message, ModelProvider, ModelRequest } from '../model/types.js';
 import type { MetricsCollector } from '../observability/metrics-collector.js';
@@ -157,10 +158,14 @@ export interface DemoTeamOptions {
   metricsCollector: MetricsCollector;
   /** A real model for every agent; absent, each agent plays its script on demo-large or demo-small. */
   provider?: ModelProvider;
+  /** The researcher's fact checker when it runs elsewhere (demo --remote); absent, the local one. */
+  factChecker?: ChildAgent;
 }
 
 export interface DemoTeam {
   root: SymfonicAgent;
+  /** The team's own fact checker (the one demo --remote serves from a second process). */
+  factChecker: SymfonicAgent;
   close(): Promise<void>;
 }
 
@@ -197,7 +202,7 @@ export function demoTeam(options: DemoTeamOptions): DemoTeam {
     subAgents: [
       new SubAgent({
         name: 'fact_checker',
-        agent: factChecker,
+        agent: options.factChecker ?? factChecker,
         description: 'Verifies figures and corrects wrong ones.',
         whenToUse: 'Before reporting any figure.',
       }),
@@ -235,6 +240,7 @@ export function demoTeam(options: DemoTeamOptions): DemoTeam {
   });
   return {
     root,
+    factChecker,
     async close() {
       await Promise.all([root.close(), researcher.close(), factChecker.close()]);
     },

@@ -14,6 +14,7 @@ const OPTIONS = {
   'base-url': { type: 'string' },
   model: { type: 'string' },
   'api-key': { type: 'string' },
+  remote: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -32,6 +33,8 @@ export interface DemoSettings {
   jaegerUrl: string;
   /** Set for --provider openai-compatible. */
   openAI: { baseURL: string; model: string; apiKey: string | undefined } | undefined;
+  /** --remote: the fact checker runs in a second process, reached over A2A. */
+  remote: boolean;
 }
 
 export function demoSettings(args: string[]): DemoSettings | 'help' {
@@ -65,7 +68,7 @@ export function demoSettings(args: string[]): DemoSettings | 'help' {
   } else {
     throw new UsageError(`unknown provider "${provider}": use "scripted" or "openai-compatible"`, 'demo');
   }
-  return { tenantId, maxAgentDepth, budgetUsd, json: v.json === true, width, otlp, jaegerUrl, openAI };
+  return { tenantId, maxAgentDepth, budgetUsd, json: v.json === true, width, otlp, jaegerUrl, openAI, remote: v.remote === true };
 }
 
 export async function demoCommand(args: string[]): Promise<number> {

@@ -45,6 +45,8 @@ Options:
   --base-url URL          the API base, e.g. http://localhost:11434/v1
   --model NAME            the model every agent uses
   --api-key KEY           bearer token (default: $OPENAI_API_KEY; none for local servers)
+  --remote              serve the fact_checker from a second process and delegate to it over
+                        A2A (loopback); its runs are marked "(remote, pid N)" in the picture
   -h, --help            show this help
 
 Exit status: 0 when the root run answered (refused delegations below it included), 1 when the
