@@ -51,13 +51,13 @@ export class AgentStream implements AsyncIterable<RunEvent> {
   ) {
     hub.listen((event) => this.push(event));
     this.result = start();
-    // The stream reports the failure through its events; a caller who never awaits result must not crash the process.
-    this.result.catch(() => undefined);
+    // The handler for a rejection also marks result handled: the stream reports a failure in its
+    // events, and a caller who never awaits result must not have the process crash over it.
     this.result.then(
       () => this.#runSettled(undefined),
       (error: unknown) => this.#runSettled(error),
     );
-    void hub.quiet().then(() => this.#close());
+    hub.whenQuiet(() => this.#close());
   }
 
   /** @internal The hub's listener: every event of the tree, in seq order. */

@@ -1,7 +1,7 @@
 import type { Span } from '@opentelemetry/api';
-import { raceAbort } from '../core/abort.js';
+import { abortErrorFrom } from '../core/errors.js';
 import type { RunEmitter } from '../core/run-event.js';
-import type { ModelProvider, ModelRequest, ModelResponse, ModelStreamChunk } from '../model/types.js';
+import type { ModelProvider, ModelRequest, ModelResponse } from '../model/types.js';
 
 /**
  * Seconds from the request to the first chunk of a streamed answer, on the `chat` span. The GenAI
@@ -21,13 +21,15 @@ export class IncompleteStreamError extends Error {
 /**
  * One model call for a run somebody listens to. A provider that streams has each text piece
  * emitted as a `text.delta` as it arrives, and the time to the first one set on the chat span; a
- * provider that does not is called through generate() and its whole text is one delta. Each read
- * of the stream is raced against the run's signal, as generate() is, so a provider that ignores
- * its signal still lets the run go; the stream is then closed, which drops its connection.
+ * provider that does not is called through generate() and its whole text is one delta. The
+ * caller races the whole call against the run's signal (as it races generate()), so a provider
+ * that ignores its signal still lets the run go at once; the stream itself stops at its next
+ * piece and is closed, which drops its connection. Racing each read instead cost two promises a
+ * piece, which under the SDK's async context is most of a streamed turn's overhead.
  */
 export async function modelAnswer(provider: ModelProvider, request: ModelRequest, signal: AbortSignal, events: RunEmitter, chat: Span): Promise<ModelResponse> {
   if (provider.stream === undefined) {
-    const response = await raceAbort(provider.generate(request, { signal }), signal, 'the model call');
+    const response = await provider.generate(request, { signal });
     if (response?.text) events.emit({ type: 'text.delta', delta: response.text });
     return response;
   }
@@ -36,7 +38,8 @@ export async function modelAnswer(provider: ModelProvider, request: ModelRequest
   let first = true;
   try {
     for (;;) {
-      const step: IteratorResult<ModelStreamChunk> = await raceAbort(iterator.next(), signal, 'the model call');
+      const step = await iterator.next();
+      if (signal.aborted) throw abortErrorFrom(signal, 'the model call');
       if (step.done) throw new IncompleteStreamError(provider.providerName);
       const chunk = step.value;
       if (first) {
@@ -47,10 +50,17 @@ export async function modelAnswer(provider: ModelProvider, request: ModelRequest
       if (chunk.type === 'text' && chunk.delta !== '') events.emit({ type: 'text.delta', delta: chunk.delta });
     }
   } finally {
-    // Closes the provider's stream on every exit (a no-op once it is done); not awaited, so a
-    // provider whose return() hangs cannot hold the run.
-    void Promise.resolve()
-      .then(() => iterator.return?.())
-      .catch(() => undefined);
+    // Closes the provider's stream on every exit; not awaited, so a provider whose return()
+    // hangs cannot hold the run.
+    closeQuietly(iterator);
+  }
+}
+
+function closeQuietly(iterator: AsyncIterator<unknown>): void {
+  try {
+    const closing = iterator.return?.();
+    if (closing !== undefined) closing.then(undefined, () => undefined);
+  } catch {
+    // A provider whose return() throws has nothing left to close.
   }
 }

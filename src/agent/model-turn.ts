@@ -100,8 +100,8 @@ export async function callModel(run: RunState): Promise<ModelResponse> {
   events?.emit({ type: 'model.started', model: run.requestModel });
   let response: ModelResponse;
   try {
-    const answer = events === undefined ? raceAbort(provider.generate(request, { signal: run.signal }), run.signal, 'the model call') : modelAnswer(provider, request, run.signal, events, chat);
-    response = checkResponse(provider.providerName, await answer);
+    const answer = events === undefined ? provider.generate(request, { signal: run.signal }) : modelAnswer(provider, request, run.signal, events, chat);
+    response = checkResponse(provider.providerName, await raceAbort(answer, run.signal, 'the model call'));
   } catch (error) {
     const e = run.signal.aborted ? abortErrorFrom(run.signal, 'the model call') : error;
     const errorType = e instanceof Error ? e.name || 'Error' : 'Error';

@@ -1,0 +1,96 @@
+// @ts-check
+// The stream case: one leaf run consumed through agent.stream() (every event read by a
+// for-await loop) against the same leaf through agent.run(), measured in the same rounds with the
+// order rotating, so load drift lands on both. Target: stream/run <= 1.3.
+// Run alone: node --expose-gc bench/stream.js [--quick]; or from bench/run.js with --only=stream.
+import { MetricsCollector, SymfonicAgent, TenantBudgets, priceTable } from '../dist/index.js';
+import { scriptedModel } from '../dist/testing/index.js';
+import { emit, installSdk, printTable, quantile, result, round2, timeSequential } from './harness.js';
+
+const TENANT = 'bench-tenant';
+const USAGE = Object.freeze({ inputTokens: 120, outputTokens: 40 });
+const PRICES = priceTable({ 'scripted-model': { inputPerMTok: 3, outputPerMTok: 15 } });
+const runOptions = Object.freeze({ scope: Object.freeze({ tenantId: TENANT, userId: 'bench-user' }) });
+
+/**
+ * @param {{ quick: boolean, report: (r: import('./harness.js').CaseResult) => void }} opts
+ * @param {(() => void) | undefined} reset  empties the span exporter between parts
+ */
+export async function streamCase({ quick, report }, reset) {
+  const collector = new MetricsCollector({ prices: PRICES, budgets: new TenantBudgets({ limits: { [TENANT]: { maxTokens: 1e15, maxCostUsd: 1e12 } } }) });
+  // The same answer both ways: as one piece (what run() returns), and streamed in five pieces.
+  const whole = Object.freeze({ text: 'the answer to the question', usage: USAGE });
+  const pieces = Object.freeze({ chunks: ['the ', 'answer ', 'to ', 'the ', 'question'], usage: USAGE });
+  const model = scriptedModel(() => whole);
+  const chunked = scriptedModel(() => pieces);
+  const leaf = new SymfonicAgent({ name: 'leaf', modelProvider: model, metricsCollector: collector });
+  // The same model without stream(): one delta an answer, and none of the provider's own streaming cost.
+  const generateOnly = { providerName: model.providerName, modelName: model.modelName, generate: model.generate };
+  const plainLeaf = new SymfonicAgent({ name: 'leaf', modelProvider: generateOnly, metricsCollector: collector });
+  const chunkedLeaf = new SymfonicAgent({ name: 'leaf', modelProvider: chunked, metricsCollector: collector });
+  let events = 0;
+  /** @param {SymfonicAgent} agent */
+  const streamed = (agent) => async () => {
+    const s = agent.stream('Answer directly.', runOptions);
+    for await (const _e of s) events++;
+    return s.result;
+  };
+  const n = quick ? 500 : 2000;
+  const rounds = quick ? 5 : 15;
+  /** @type {[string, () => Promise<unknown>][]} */
+  const parts = [
+    ['run', () => leaf.run('Answer directly.', runOptions)],
+    ['stream', streamed(leaf)],
+    ['stream_chunked', streamed(chunkedLeaf)],
+    ['stream_generate_only', streamed(plainLeaf)],
+  ];
+  const afterPart = () => {
+    model.calls.length = 0;
+    chunked.calls.length = 0;
+    reset?.();
+  };
+  for (const [, op] of parts) await timeSequential(n, op);
+  afterPart();
+  /** @type {Record<string, import('./harness.js').Timing[]>} */
+  const times = { run: [], stream: [], stream_chunked: [], stream_generate_only: [] };
+  /** @type {number[]} */
+  const ratios = [];
+  /** @type {number[]} */
+  const chunkedRatios = [];
+  /** @type {number[]} */
+  const plainRatios = [];
+  for (let r = 0; r < rounds; r++) {
+    for (let i = 0; i < parts.length; i++) {
+      const [name, op] = /** @type {[string, () => Promise<unknown>]} */ (parts[(i + r) % parts.length]);
+      times[name]?.push(await timeSequential(n, op));
+      afterPart();
+    }
+    const run = /** @type {import('./harness.js').Timing} */ (times.run?.[r]);
+    ratios.push(/** @type {import('./harness.js').Timing} */ (times.stream?.[r]).wall / run.wall);
+    chunkedRatios.push(/** @type {import('./harness.js').Timing} */ (times.stream_chunked?.[r]).wall / run.wall);
+    plainRatios.push(/** @type {import('./harness.js').Timing} */ (times.stream_generate_only?.[r]).wall / run.wall);
+  }
+  if (collector.openRuns !== 0) throw new Error(`stream: ${collector.openRuns} runs left open`);
+  if (events === 0) throw new Error('stream: no events were read');
+  const runResult = result('stream_base_run', times.run ?? [], n);
+  const streamResult = result('stream', times.stream ?? [], n, { stream_over_run: round2(quantile(ratios, 0.5)) });
+  streamResult.note = `stream/run ${streamResult.stream_over_run} (target <= 1.3)`;
+  const chunkedResult = result('stream_chunked', times.stream_chunked ?? [], n, { stream_over_run: round2(quantile(chunkedRatios, 0.5)) });
+  chunkedResult.note = `5 deltas an answer: stream/run ${chunkedResult.stream_over_run}`;
+  const plainResult = result('stream_generate_only', times.stream_generate_only ?? [], n, { stream_over_run: round2(quantile(plainRatios, 0.5)) });
+  plainResult.note = `provider without stream(): stream/run ${plainResult.stream_over_run}`;
+  report(runResult);
+  report(streamResult);
+  report(chunkedResult);
+  report(plainResult);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const quick = process.argv.includes('--quick');
+  /** @type {import('./harness.js').CaseResult[]} */
+  const results = [];
+  const sdk = installSdk();
+  await streamCase({ quick, report: (r) => (results.push(r), emit(r)) }, sdk.reset);
+  await sdk.shutdown();
+  printTable(results);
+}
