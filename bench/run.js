@@ -282,6 +282,7 @@ async function main() {
   if (wanted('scale')) await scaleCase(sdk);
   if (wanted('memory')) await memoryCase(sdk);
   if (wanted('remote_hop')) await (await import('./remote.js')).remoteHopCase({ quick, report, sdk });
+  if (wanted('stream')) await (await import('./stream.js')).streamCase({ quick, report }, sdk.reset);
   await sdk.shutdown();
   disableSdk();
   if (wanted('hop_untraced')) await hopCase('hop_untraced', undefined);
