@@ -11,6 +11,7 @@ import type { DemoSettings } from './demo.js';
 import { DEMO_LARGE, DEMO_QUESTION, DEMO_SMALL, demoPrices, demoTeam } from './demo-team.js';
 import { joinFitting, terminalWidth, wrapText } from './fit.js';
 import { jsonRunNode } from './json-tree.js';
+import { demoObserver } from './demo-live.js';
 import { colorWanted, renderRunTree, style, summaryLine } from './render-tree.js';
 import { startCliTracing } from './tracing.js';
 
@@ -38,7 +39,8 @@ function describe(error: unknown): string {
 /** Runs the bundled tree under in-memory tracing (and OTLP, if asked) and prints its picture. */
 export async function runDemo(s: DemoSettings): Promise<number> {
   const provider = realProvider(s);
-  const out = (line = '') => process.stdout.write(line + '\n');
+  // With --events, stdout holds the event lines alone; the picture goes to stderr.
+  const out = (line = '') => (s.events ? process.stderr : process.stdout).write(line + '\n');
   // With --json, stdout holds the JSON alone; what a person reads goes to stderr.
   const info = s.json ? (line = '') => process.stderr.write(line + '\n') : out;
   const color = !s.json && colorWanted();
@@ -55,13 +57,15 @@ export async function runDemo(s: DemoSettings): Promise<number> {
   const remote = s.remote ? await (await import('./demo-remote.js')).startRemoteDemo(s) : undefined;
   const team = demoTeam({ maxAgentDepth: s.maxAgentDepth, metricsCollector: collector, ...(provider ? { provider } : {}), ...(remote ? { factChecker: remote.factChecker } : {}) });
   const rootRunId = newRunId();
+  const live = demoObserver(s);
   let answer: string | undefined;
   let failure: unknown;
   try {
-    answer = (await team.root.run(DEMO_QUESTION, { scope: { tenantId: s.tenantId }, runId: rootRunId })).finalResponse;
+    answer = (await team.root.run(DEMO_QUESTION, { scope: { tenantId: s.tenantId }, runId: rootRunId, ...live.options })).finalResponse;
   } catch (error) {
     failure = error;
   }
+  live.close();
   await team.close();
   const remoteSpans = remote ? await remote.stop() : [];
   const tree = buildRunTree([...tracing.spans(), ...remoteSpans]).find((r) => r.runId === rootRunId);

@@ -68,7 +68,13 @@ const wasRefused = (m: Message | undefined) => m !== undefined && /refused|could
 
 /** A scripted model for one agent: `play` picks the turn from the agent's own conversation. */
 function scripted(modelName: string, play: (request: ModelRequest, turn: number) => ScriptedTurn): ModelProvider {
-  return scriptedModel((request) => play(request, turnOf(request)), { providerName: 'scripted', modelName });
+  return scriptedModel((request) => inPieces(play(request, turnOf(request))), { providerName: 'scripted', modelName });
+}
+
+/** A turn's text streamed word by word (when someone listens, as the live view does); run() gets it whole. */
+function inPieces(turn: ScriptedTurn): ScriptedTurn {
+  if (typeof turn !== 'object' || turn instanceof Error || !turn.text || turn.chunks) return turn;
+  return { ...turn, chunks: turn.text.split(/(?<= )/), chunkDelayMs: 4 };
 }
 
 const SCRIPTS = {

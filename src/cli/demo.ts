@@ -15,6 +15,7 @@ const OPTIONS = {
   model: { type: 'string' },
   'api-key': { type: 'string' },
   remote: { type: 'boolean' },
+  events: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -35,6 +36,8 @@ export interface DemoSettings {
   openAI: { baseURL: string; model: string; apiKey: string | undefined } | undefined;
   /** --remote: the fact checker runs in a second process, reached over A2A. */
   remote: boolean;
+  /** --events: every event of the run as one JSON line on stdout; the picture goes to stderr. */
+  events: boolean;
 }
 
 export function demoSettings(args: string[]): DemoSettings | 'help' {
@@ -68,7 +71,8 @@ export function demoSettings(args: string[]): DemoSettings | 'help' {
   } else {
     throw new UsageError(`unknown provider "${provider}": use "scripted" or "openai-compatible"`, 'demo');
   }
-  return { tenantId, maxAgentDepth, budgetUsd, json: v.json === true, width, otlp, jaegerUrl, openAI, remote: v.remote === true };
+  if (v.events === true && v.json === true) throw new UsageError('--events and --json both print to stdout: use one', 'demo');
+  return { tenantId, maxAgentDepth, budgetUsd, json: v.json === true, width, otlp, jaegerUrl, openAI, remote: v.remote === true, events: v.events === true };
 }
 
 export async function demoCommand(args: string[]): Promise<number> {

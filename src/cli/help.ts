@@ -47,6 +47,9 @@ Options:
   --api-key KEY           bearer token (default: $OPENAI_API_KEY; none for local servers)
   --remote              serve the fact_checker from a second process and delegate to it over
                         A2A (loopback); its runs are marked "(remote, pid N)" in the picture
+  --events              print every event of the run (run.started, text.delta, ...) as one JSON
+                        line on stdout as it happens; the picture goes to stderr. On a terminal
+                        without it, the tree is drawn live as it runs, then the final picture
   -h, --help            show this help
 
 Exit status: 0 when the root run answered (refused delegations below it included), 1 when the
