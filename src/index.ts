@@ -54,7 +54,7 @@ export { ATTR as SPAN_ATTRIBUTES, METRIC as METRIC_NAMES, type DelegationOutcome
 export type { Logger } from './observability/logger.js';
 
 // Remote children (Agent2Agent)
-export { serveAgent, remoteChild, RemoteAgentError, type ServedAgent, type ServeAgentOptions, type Principal, type Authenticate, type IncomingRequest, type RemoteChildOptions } from './remote/index.js';
+export { serveAgent, remoteChild, RemoteAgentError, type ServedAgent, type ServeAgentOptions, type Principal, type Authenticate, type IncomingRequest, type RemoteChildOptions, type RemoteChildResponse, type UsageReport, type RemoteFailure } from './remote/index.js';
 
 // Core
 export {

@@ -19,6 +19,8 @@ export interface ChildRunOptions {
   parentContext?: Context;
   /** The tightest depth ceiling above the child; its own maxAgentDepth can only lower it. */
   maxAgentDepth?: number;
+  /** Epoch milliseconds by which the child must be done (the tightest on the path), if any. */
+  deadline?: number;
 }
 
 /** What a child answers. A SymfonicAgent's AgentResponse is one; an adapter may give less. */

@@ -53,6 +53,7 @@ function childOptions(frame: RunFrame): ChildRunOptions {
   if (frame.signal !== undefined) o.signal = frame.signal;
   if (frame.traceContext !== undefined) o.parentContext = frame.traceContext;
   if (frame.maxDepth !== undefined) o.maxAgentDepth = frame.maxDepth;
+  if (frame.deadline !== undefined) o.deadline = frame.deadline;
   return o;
 }
 

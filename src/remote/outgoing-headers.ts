@@ -11,15 +11,16 @@ const headerSetter = {
 const SYMFONIC_KEYS = Object.values(BAGGAGE);
 
 /**
- * The deadline the next hop inherits: the tighter of any deadline already travelling in baggage
- * (a served run passes its caller's on) and this call's own timeout.
+ * The deadline the next hop inherits: the tightest of any deadline already travelling in baggage
+ * (a served run passes its caller's on), the child frame's (its delegator's childTimeoutMs and
+ * everything above) and this call's own timeout.
  */
-function deadlineOf(inherited: Baggage | undefined, timeoutMs: number | undefined, now: number): number | undefined {
+function deadlineOf(inherited: Baggage | undefined, frameDeadline: number | undefined, timeoutMs: number | undefined, now: number): number | undefined {
   const raw = inherited?.getEntry(BAGGAGE.deadline)?.value;
   const upstream = raw !== undefined && /^\d+$/.test(raw) ? Number(raw) : undefined;
   const own = timeoutMs === undefined ? undefined : now + timeoutMs;
-  if (upstream === undefined) return own;
-  return own === undefined ? upstream : Math.min(upstream, own);
+  const known = [upstream, frameDeadline, own].filter((d): d is number => d !== undefined);
+  return known.length === 0 ? undefined : Math.min(...known);
 }
 
 /**
@@ -42,7 +43,7 @@ export function outgoingHeaders(propagator: TextMapPropagator, options: ChildRun
   // The wire carries the caller's depth; the roster hands the child its own (one more).
   set(BAGGAGE.agentDepth, Math.max(0, options.agentDepth - 1));
   set(BAGGAGE.maxAgentDepth, options.maxAgentDepth);
-  set(BAGGAGE.deadline, deadlineOf(inherited, timeoutMs, now));
+  set(BAGGAGE.deadline, deadlineOf(inherited, options.deadline, timeoutMs, now));
   const headers: Record<string, string> = {};
   propagator.inject(propagation.setBaggage(ctx, bag), headers, headerSetter);
   return headers;
