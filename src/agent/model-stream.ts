@@ -1,5 +1,5 @@
 import type { Span } from '@opentelemetry/api';
-import { abortErrorFrom } from '../core/errors.js';
+import { abortErrorFrom, SymfonicError } from '../core/errors.js';
 import type { RunEmitter } from '../core/run-event.js';
 import type { ModelProvider, ModelRequest, ModelResponse } from '../model/types.js';
 
@@ -11,7 +11,7 @@ import type { ModelProvider, ModelRequest, ModelResponse } from '../model/types.
 export const ATTR_TIME_TO_FIRST_CHUNK = 'gen_ai.response.time_to_first_chunk';
 
 /** A provider stream that ended without its `done` chunk: the answer is incomplete, whatever text came. */
-export class IncompleteStreamError extends Error {
+export class IncompleteStreamError extends SymfonicError {
   constructor(provider: string) {
     super(`the ${provider} model stream ended without its final chunk, so the answer is incomplete. Retry the run.`);
     this.name = 'IncompleteStreamError';
