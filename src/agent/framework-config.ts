@@ -1,14 +1,15 @@
+import { DEFAULTS } from '../core/defaults.js';
 import { z } from 'zod';
 import { ConfigurationError } from '../core/errors.js';
 import { modelSettingsSchema } from '../model/model-settings.js';
 
 const agentSchema = z
   .object({
-    maxAgentDepth: z.number().int().min(0).max(32).default(2),
-    maxTurns: z.number().int().min(1).max(1000).default(10),
+    maxAgentDepth: z.number().int().min(0).max(32).default(DEFAULTS.maxAgentDepth),
+    maxTurns: z.number().int().min(1).max(1000).default(DEFAULTS.maxTurns),
     askUserEnabled: z.boolean().default(false),
     childTimeoutMs: z.number().int().positive().optional(),
-    maxConcurrentDelegations: z.number().int().min(1).max(1000).default(8),
+    maxConcurrentDelegations: z.number().int().min(1).max(1000).default(DEFAULTS.maxConcurrentDelegations),
   })
   .strict();
 

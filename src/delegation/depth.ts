@@ -1,6 +1,8 @@
 import { ConfigurationError } from '../core/errors.js';
 
-export const DEFAULT_MAX_DEPTH = 2;
+import { DEFAULTS } from '../core/defaults.js';
+
+export const DEFAULT_MAX_DEPTH = DEFAULTS.maxAgentDepth;
 
 /**
  * The delegation ceiling, consulted before dispatch. Depth 0 is the root; the default 2 allows

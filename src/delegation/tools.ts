@@ -1,5 +1,6 @@
 import { z, type ZodType } from 'zod';
 import { NEVER_ABORTS, raceAbort } from '../core/abort.js';
+import { DEFAULTS } from '../core/defaults.js';
 import { BudgetExceededError, ConfigurationError, UnknownChildError, abortErrorFrom, failsTheRun, isAbortError } from '../core/errors.js';
 import { newRunId } from '../core/ids.js';
 import { childFrame, freezeFrame, type RunFrame } from '../core/run-frame.js';
@@ -72,7 +73,7 @@ export class DelegationTools {
     this.depth = options.depth ?? new DepthPolicy();
     this.context = options.context ?? new DelegationContext();
     this.childTimeoutMs = options.childTimeoutMs;
-    this.maxConcurrentDelegations = options.maxConcurrentDelegations ?? 8;
+    this.maxConcurrentDelegations = options.maxConcurrentDelegations ?? DEFAULTS.maxConcurrentDelegations;
     this.runAgent = Object.freeze({
       name: 'run_agent',
       description:

@@ -1,3 +1,4 @@
+import { DEFAULTS } from '../core/defaults.js';
 import { z } from 'zod';
 import { ConfigurationError } from '../core/errors.js';
 import { InMemoryBudgetStore, type BudgetLimit, type BudgetStore } from './budget-store.js';
@@ -60,7 +61,7 @@ export class TenantBudgets {
     this.limits = new Map(Object.entries(parsed.data.limits ?? {}).map(([k, v]) => [k, Object.freeze({ ...v })]));
     this.defaultLimit = parsed.data.defaultLimit ? Object.freeze({ ...parsed.data.defaultLimit }) : undefined;
     this.store = options.store ?? new InMemoryBudgetStore();
-    this.defaultMaxTokens = parsed.data.defaultMaxTokens ?? 4096;
+    this.defaultMaxTokens = parsed.data.defaultMaxTokens ?? DEFAULTS.reservedOutputTokens;
   }
 
   /** The limit for a tenant: its own, else the default, else none (unlimited). */

@@ -1,9 +1,10 @@
 import { z, type ZodType } from 'zod';
+import { NAME_PATTERN } from '../core/defaults.js';
 import { ConfigurationError } from '../core/errors.js';
 import type { ToolDefinition } from '../model/types.js';
 import type { ToolContext } from './tool-context.js';
 
-export const NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+export { NAME_PATTERN };
 
 /** A tool the model may call. Made by `defineTool`; the JSON Schema comes from the zod schema. */
 export interface Tool<Input = unknown> {
