@@ -10,19 +10,22 @@ export interface TenantKeys {
   /** Hash: running sums (spent, reserved, windowed), the reservation counter, the last limit seen. */
   readonly ledger: string;
   /**
-   * Hash: reservation id -> "tokens:nanoUsd" it holds, or "s" once settled (the marker that makes
-   * a retried settle a no-op).
+   * Sorted set: each live reservation, scored by the server time its lease ends. The member is the
+   * reservation id, "r<seq>:<tokens>:<nanoUsd>", so it carries what it holds and no other key does.
    */
-  readonly reservations: string;
-  /** Sorted set: id scored by the server time its lease ends, or (settled) its marker may be forgotten. */
   readonly leases: string;
   /** Sorted set: "id:tokens:nanoUsd" scored by when it settled (kept only for windowed limits). */
   readonly log: string;
+  /**
+   * Sorted set: settled ids, scored by when the marker may be forgotten (the marker makes a
+   * retried settle a no-op).
+   */
+  readonly settled: string;
 }
 
-/** In the order the scripts name them: KEYS[1..4]. */
+/** In the order the scripts name them: KEYS[1..4] (reserve and usage take the first three, release two). */
 export function keyList(k: TenantKeys): [string, string, string, string] {
-  return [k.ledger, k.reservations, k.leases, k.log];
+  return [k.ledger, k.leases, k.log, k.settled];
 }
 
 export function escapeTenant(tenantId: string): string {
@@ -37,9 +40,9 @@ export function tenantKeys(keyPrefix: string, tenantId: string): TenantKeys {
   const base = `${keyPrefix}{${escapeTenant(tenantId)}}:`;
   return {
     ledger: base + 'ledger',
-    reservations: base + 'reservations',
     leases: base + 'leases',
     log: base + 'log',
+    settled: base + 'settled',
   };
 }
 

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { metrics, type Counter, type Meter, type MeterProvider } from '@opentelemetry/api';
 // Types only: ioredis itself is imported on first use, and only when the store is given a URL.
 import type { Cluster, Redis } from 'ioredis';
@@ -146,6 +146,20 @@ function units(spend: Spend, operation: string): { tokens: string; nano: string 
   return { tokens: String(Math.round(tokens)), nano: String(Math.round(costUsd * NANO)) };
 }
 
+/** The limit a reserve recorded, "maxTokens:maxNanoUsd:windowMs" (parts empty when absent); '' before any reserve. */
+function recordedLimit(recorded: string): BudgetLimit | null {
+  const [lt = '', ln = '', lw = ''] = recorded.split(':');
+  if (lt === '' && ln === '' && lw === '') return null;
+  const limit: BudgetLimit = {};
+  if (lt !== '') limit.maxTokens = Number(lt);
+  if (ln !== '') limit.maxCostUsd = Number(ln) / NANO;
+  if (lw !== '') limit.windowMs = Number(lw);
+  return limit;
+}
+
+/** 72 random bits, base64url (no ':'): the part of a reservation id that keeps stores apart. */
+const randomId = (): string => randomBytes(9).toString('base64url') + '.';
+
 const spendOf = (tokens: unknown, nano: unknown): Spend => ({ tokens: Number(tokens), costUsd: Number(nano) / NANO });
 const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
@@ -185,6 +199,8 @@ export class RedisBudgetStore implements BudgetStore {
   private firstReady: Promise<void> | undefined;
   private closed = false;
   private readonly keyCache = new Map<string, string[]>();
+  private idBase = randomId();
+  private idCount = 0;
   private readonly indexed = new Set<string>();
   private readonly pending = new Map<string, UnwrittenBudgetOp>();
   private readonly inflight = new Set<Promise<void>>();
@@ -223,24 +239,34 @@ export class RedisBudgetStore implements BudgetStore {
 
   async reserve(tenantId: string, amount: Spend, limit: BudgetLimit, _now?: number): Promise<ReserveResult> {
     const a = units(amount, 'reserve');
-    const args = [
-      a.tokens,
-      a.nano,
-      limit.maxTokens === undefined ? '' : String(Math.floor(limit.maxTokens)),
-      limit.maxCostUsd === undefined ? '' : String(Math.round(limit.maxCostUsd * NANO)),
-      limit.windowMs === undefined ? '' : String(Math.round(limit.windowMs)),
-      String(this.leaseMs),
-    ];
-    let reply: unknown[];
-    try {
-      reply = (await this.eval(SCRIPTS.reserve, tenantId, args)) as unknown[];
-    } catch (error) {
-      return this.reserveWithoutRedis(tenantId, error);
+    const maxTokens = limit.maxTokens === undefined ? '' : String(Math.floor(limit.maxTokens));
+    const maxNano = limit.maxCostUsd === undefined ? '' : String(Math.round(limit.maxCostUsd * NANO));
+    const windowMs = limit.windowMs === undefined ? '' : String(Math.round(limit.windowMs));
+    // The limit also goes as one string, so the script compares and records it as one field.
+    const args = [a.tokens, a.nano, maxTokens, maxNano, windowMs, String(this.leaseMs), `${maxTokens}:${maxNano}:${windowMs}`, ''];
+    for (let attempt = 0; ; attempt++) {
+      const id = this.nextId(a.tokens, a.nano);
+      args[7] = id;
+      let reply: unknown[];
+      try {
+        reply = (await this.eval(SCRIPTS.reserve, tenantId, args)) as unknown[];
+      } catch (error) {
+        return this.reserveWithoutRedis(tenantId, error);
+      }
+      if (reply[0] === 1) return { ok: true, reservationId: id, spent: spendOf(reply[1], reply[2]), reserved: spendOf(reply[3], reply[4]) };
+      if (reply[0] === 0) return { ok: false, limit: reply[1] as 'maxTokens' | 'maxCostUsd', spent: spendOf(reply[2], reply[3]), reserved: spendOf(reply[4], reply[5]) };
+      // The id is taken: another store drew the same random part (about 2^-72). Draw again.
+      if (attempt >= 2) throw new SymfonicError(`RedisBudgetStore ${this.id}: reservation id ${id} is already in use three draws running; the leases set of tenant ${JSON.stringify(tenantId)} holds ids this store did not expect`);
+      this.idBase = randomId();
     }
-    const spent = spendOf(reply[2], reply[3]);
-    const reserved = spendOf(reply[4], reply[5]);
-    if (reply[0] === 1) return { ok: true, reservationId: String(reply[1]), spent, reserved };
-    return { ok: false, limit: reply[1] as 'maxTokens' | 'maxCostUsd', spent, reserved };
+  }
+
+  /**
+   * "r<random><counter>:<tokens>:<nanoUsd>": unique without a shared counter, and carrying what it
+   * holds, so the reservation is one member of the leases set and settle reads no other key for it.
+   */
+  private nextId(tokens: string, nano: string): string {
+    return `r${this.idBase}${(this.idCount++).toString(36)}:${tokens}:${nano}`;
   }
 
   /**
@@ -276,14 +302,7 @@ export class RedisBudgetStore implements BudgetStore {
   /** One tenant's spend, reservations in flight and the limit last checked, as `symfonic budget` prints it. */
   async report(tenantId: string): Promise<TenantBudgetReport> {
     const r = await this.usageReply(tenantId, '*');
-    const [lt, ln, lw] = [r[5], r[6], r[7]].map((v) => (v === '' || v === null || v === undefined ? undefined : Number(v)));
-    const limit: BudgetLimit | null = r[5] === '' && r[6] === '' && r[7] === '' ? null : {};
-    if (limit) {
-      if (lt !== undefined) limit.maxTokens = lt;
-      if (ln !== undefined) limit.maxCostUsd = ln / NANO;
-      if (lw !== undefined) limit.windowMs = lw;
-    }
-    return { tenantId, spent: spendOf(r[0], r[1]), totalSpent: spendOf(r[8], r[9]), reserved: spendOf(r[2], r[3]), reservations: Number(r[4]), limit };
+    return { tenantId, spent: spendOf(r[0], r[1]), totalSpent: spendOf(r[6], r[7]), reserved: spendOf(r[2], r[3]), reservations: Number(r[4]), limit: recordedLimit(String(r[5])) };
   }
 
   /** Every tenant this keyPrefix has seen a reserve or settle for, sorted. */

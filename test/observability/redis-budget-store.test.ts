@@ -57,15 +57,20 @@ describe('Redis key layout', () => {
 });
 
 describe('budget scripts', () => {
-  it('read the server clock, format integers for HINCRBY, and name every key through KEYS', () => {
+  it('read the server clock, never HINCRBY a field written from a Lua number, and name every key through KEYS', () => {
     for (const s of Object.values(SCRIPTS)) {
       expect(s.sha).toMatch(/^[0-9a-f]{40}$/);
       // A key built inside a script would not be declared, and Redis Cluster would route it wrong.
       expect(s.lua).not.toMatch(/redis\.call\('[A-Z]+', *'/);
     }
     expect(SCRIPTS.reserve.lua).toContain("redis.call('TIME')");
-    expect(SCRIPTS.settle.lua).toContain("if v == 's' then return 0 end");
-    expect(SCRIPTS.reserve.lua).toMatch(/if s == '-0' then return '0' end/);
+    // The settled marker is checked and set in one step: a retried settle returns before charging.
+    expect(SCRIPTS.settle.lua).toMatch(/if redis\.call\('ZADD', settled, 'NX', [^)]*\) == 0 then return 0 end/);
+    for (const s of Object.values(SCRIPTS)) {
+      // Numbers are written with Redis's "%.17g": past 1e17 that is no integer HINCRBY could add to.
+      expect(s.lua).not.toContain('HINCRBY');
+    }
+    expect([SCRIPTS.reserve.keys, SCRIPTS.settle.keys, SCRIPTS.release.keys, SCRIPTS.usage.keys]).toEqual([3, 4, 2, 4]);
     expect(new Set(Object.values(SCRIPTS).map((s) => s.sha)).size).toBe(4);
   });
 

@@ -75,16 +75,40 @@ describe('RedisBudgetStore against Redis', () => {
     expect(await s.usage('t', undefined)).toEqual({ spent: spend(15), reserved: spend(20) });
   });
 
-  it('forgets settled markers after settledMarkerMs, so the reservations hash does not grow with calls served', async () => {
+  it('forgets settled markers after settledMarkerMs, so the settled set does not grow with calls served', async () => {
     const s = store({ settledMarkerMs: 200 });
     for (let i = 0; i < 50; i++) await s.settle('t', idOf(await s.reserve('t', spend(1), { maxTokens: 1000 })), spend(1));
     const keys = tenantKeys(s.keyPrefix, 't');
-    expect(await raw.hlen(keys.reservations)).toBe(50);
+    expect(await raw.zcard(keys.settled)).toBe(50);
+    expect(await raw.zcard(keys.leases)).toBe(0);
     await sleep(250);
     await s.reserve('t', spend(1), { maxTokens: 1000 });
-    expect(await raw.hlen(keys.reservations)).toBe(1);
+    // Settles forget the markers whose time has come by themselves, one settle in 16 on average.
+    for (let i = 0; i < 200; i++) await s.settle('t', `absorbed:late-${i}`, spend(1));
+    expect(await raw.zcard(keys.settled)).toBeLessThanOrEqual(200);
     expect(await raw.zcard(keys.leases)).toBe(1);
-    expect(await s.usage('t', undefined)).toEqual({ spent: spend(50), reserved: spend(1) });
+    await sleep(250);
+    await s.settle('t', 'absorbed:last', spend(2));
+    // usage() forgets every marker whose time has come.
+    expect(await s.usage('t', undefined)).toEqual({ spent: spend(252), reserved: spend(1) });
+    expect(await raw.zcard(keys.settled)).toBe(1);
+  });
+
+  it('an id shaped like a reservation but never reserved (or already released) is charged once and frees nothing', async () => {
+    const s = store();
+    const id = idOf(await s.reserve('t', spend(40, 0.2), { maxTokens: 1000 }));
+    const other = idOf(await s.reserve('t', spend(10), { maxTokens: 1000 }));
+    expect(id).not.toBe(other);
+    // A made-up id that claims to hold 40 tokens must not free anyone's reservation.
+    await s.settle('t', String(id).replace(/^r[^:]+/, 'rnever-reserved'), spend(3));
+    expect(await s.usage('t', undefined)).toEqual({ spent: spend(3), reserved: spend(50, 0.2) });
+    await s.release('t', other);
+    await s.release('t', other);
+    await s.settle('t', other, spend(4));
+    expect(await s.usage('t', undefined)).toEqual({ spent: spend(7), reserved: spend(40, 0.2) });
+    const report = await s.report('t');
+    expect(report.reservations).toBe(1);
+    expect(report.limit).toEqual({ maxTokens: 1000 });
   });
 
   it('a rolling window drops spend older than windowMs on the server clock, and only that', async () => {
