@@ -5,6 +5,9 @@ export { FrameworkConfig, type FrameworkConfigInput, type ChildConfigOverrides }
 export type { AgentResponse, AccountingReceipt } from './agent/agent-response.js';
 export type { RunOptions } from './agent/run-options.js';
 export { EmptyModelResponseError } from './agent/model-response.js';
+export { STREAM_BUFFER, type AgentStream } from './agent/agent-stream.js';
+export type { RunEvent, RunEventType, RunEventLineage, RunEventListener, TextGap } from './agent/run-events.js';
+export { IncompleteStreamError } from './agent/model-stream.js';
 
 // Delegation
 export {

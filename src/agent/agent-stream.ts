@@ -27,7 +27,18 @@ type Gap = RunEvent & TextGap;
  * holds a bounded buffer, and the run, its budget reservations and other tenants' runs go on.
  * The full text of every model turn is still in the result's messages.
  */
-export class AgentStream implements AsyncIterable<RunEvent> {
+export interface AgentStream extends AsyncIterable<RunEvent> {
+  readonly result: Promise<AgentResponse>;
+  /** Text deltas dropped so far because the consumer was behind, and their characters. */
+  readonly dropped: { readonly deltas: number; readonly chars: number };
+  /** Events waiting to be read. */
+  readonly buffered: number;
+  /** Times an onEvent listener threw (each reported, none failing the run). */
+  readonly listenerErrors: number;
+}
+
+/** The stream `SymfonicAgent.stream()` makes; callers see it as an `AgentStream`. */
+export class RunEventStream implements AgentStream {
   readonly result: Promise<AgentResponse>;
   /** Text deltas dropped so far because the consumer was behind, and their characters. */
   readonly dropped = { deltas: 0, chars: 0 };
@@ -43,7 +54,7 @@ export class AgentStream implements AsyncIterable<RunEvent> {
   #iterating = false;
   #settled = false;
 
-  /** @internal Made by SymfonicAgent.stream(): `start` begins the run with the hub and the abort it is given. */
+  /** `start` begins the run with the hub and the abort it is given. */
   constructor(
     private readonly hub: EventHub,
     private readonly abort: AbortController,
@@ -60,7 +71,7 @@ export class AgentStream implements AsyncIterable<RunEvent> {
     hub.whenQuiet(() => this.#close());
   }
 
-  /** @internal The hub's listener: every event of the tree, in seq order. */
+  /** The hub's listener: every event of the tree, in seq order. */
   push(event: RunEvent): void {
     if (this.#closed) return;
     const waiter = this.#waiter;

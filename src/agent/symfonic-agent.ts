@@ -14,7 +14,7 @@ import type { Tool } from '../tool/define-tool.js';
 import { assembleCore, checkAgentName, refuseUnknownKeys } from './agent-assembly.js';
 import type { AgentCore } from './agent-core.js';
 import type { AgentResponse } from './agent-response.js';
-import { AgentStream } from './agent-stream.js';
+import { RunEventStream, type AgentStream } from './agent-stream.js';
 import { FrameworkConfig } from './framework-config.js';
 import { executeRun } from './run-loop.js';
 import { EventHub } from './run-events.js';
@@ -121,7 +121,7 @@ export class SymfonicAgent {
   stream<T = unknown>(query: string, options?: RunOptions<T>): AgentStream {
     const hub = new EventHub(listenerErrorReporter(this.#core));
     const abort = new AbortController();
-    return new AgentStream(hub, abort, () => {
+    return new RunEventStream(hub, abort, () => {
       try {
         if (typeof query !== 'string') {
           throw new ConfigurationError(`agent "${this.name}": the query must be a string (got ${query === null ? 'null' : typeof query}).`);

@@ -15,6 +15,7 @@ export const ATTR = {
   outputTokens: 'gen_ai.usage.output_tokens',
   cacheReadInputTokens: 'gen_ai.usage.cache_read.input_tokens',
   finishReasons: 'gen_ai.response.finish_reasons',
+  timeToFirstChunk: 'gen_ai.response.time_to_first_chunk',
   toolName: 'gen_ai.tool.name',
   toolCallId: 'gen_ai.tool.call.id',
   toolType: 'gen_ai.tool.type',
