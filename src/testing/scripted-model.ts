@@ -153,25 +153,39 @@ export function scriptedModel(
   return model;
 }
 
-async function* streamTurn(
-  play: () => Promise<ObjectTurn | string>,
-  modelName: string,
-  signal: AbortSignal | undefined,
-): AsyncGenerator<ModelStreamChunk, void, undefined> {
-  const turn = await play();
-  const response = toResponse(turn, modelName);
-  const pieces = typeof turn === 'object' && turn.chunks !== undefined ? turn.chunks : [response.text];
-  const gapMs = typeof turn === 'object' ? (turn.chunkDelayMs ?? 0) : 0;
-  let first = true;
-  for (const delta of pieces) {
-    if (delta === '') continue;
-    if (!first && gapMs > 0) await abortableSleep(gapMs, signal);
+/**
+ * One scripted turn as a stream: its text in pieces (the turn's chunks, else the whole text),
+ * then the full response. An iterator by hand rather than an async generator: a generator costs
+ * several promises a step, and agents' streaming benchmarks run on this model.
+ */
+function streamTurn(play: () => Promise<ObjectTurn | string>, modelName: string, signal: AbortSignal | undefined): AsyncIterable<ModelStreamChunk> {
+  let pieces: readonly string[] | undefined;
+  let response: ModelResponse;
+  let gapMs = 0;
+  let next = 0;
+  let finished = false;
+  const step = async (): Promise<IteratorResult<ModelStreamChunk>> => {
+    if (finished) return { value: undefined, done: true };
+    if (pieces === undefined) {
+      const turn = await play();
+      response = toResponse(turn, modelName);
+      pieces = (typeof turn === 'object' && turn.chunks !== undefined ? turn.chunks : [response.text]).filter((p) => p !== '');
+      gapMs = typeof turn === 'object' ? (turn.chunkDelayMs ?? 0) : 0;
+    }
+    if (next > 0 && next < pieces.length && gapMs > 0) await abortableSleep(gapMs, signal);
     if (signal?.aborted) throw abortErrorFrom(signal, 'the model call');
-    first = false;
-    yield { type: 'text', delta };
-  }
-  if (signal?.aborted) throw abortErrorFrom(signal, 'the model call');
-  yield { type: 'done', response };
+    if (next < pieces.length) return { value: { type: 'text', delta: pieces[next++]! }, done: false };
+    finished = true;
+    return { value: { type: 'done', response }, done: false };
+  };
+  const iterator: AsyncIterator<ModelStreamChunk> = {
+    next: step,
+    return: async () => {
+      finished = true;
+      return { value: undefined, done: true };
+    },
+  };
+  return { [Symbol.asyncIterator]: () => iterator };
 }
 
 function checkChunks(turn: ObjectTurn, index: number): void {
