@@ -17,19 +17,29 @@ export class NodeFetch {
     const url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
     const body = init.body;
     if (body !== undefined && body !== null && typeof body !== 'string') return fetch(input, init);
-    const headers = flatHeaders(init.headers);
-    if (body != null) headers['content-length'] = String(Buffer.byteLength(body));
+    return this.exchange(url, init.method ?? 'GET', flatHeaders(init.headers), body ?? undefined, init.signal ?? undefined).then((r) =>
+      readResponse(r.status, r.statusText, r.headers, r.text),
+    );
+  }
+
+  /** A POST of a string body, answered as status and text: the remote child's plain call, without a Response. */
+  post(url: URL, headers: Record<string, string>, body: string, signal: AbortSignal | undefined): Promise<Exchanged> {
+    return this.exchange(url, 'POST', headers, body, signal);
+  }
+
+  private exchange(url: URL, method: string, headers: Record<string, string>, body: string | undefined, signal: AbortSignal | undefined): Promise<Exchanged> {
+    if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
     const secure = url.protocol === 'https:';
-    const signal = init.signal ?? undefined;
-    return new Promise<Response>((resolve, reject) => {
+    return new Promise<Exchanged>((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
-      const req = (secure ? httpsRequest : httpRequest)(url, { method: init.method ?? 'GET', headers, agent: secure ? this.https : this.http }, (res) => {
+      const req = (secure ? httpsRequest : httpRequest)(url, { method, headers, agent: secure ? this.https : this.http }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.once('error', reject);
         res.once('end', () => {
           signal?.removeEventListener('abort', onAbort);
-          resolve(readResponse(res.statusCode ?? 502, res.statusMessage ?? '', res.headers, Buffer.concat(chunks).toString('utf8')));
+          const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
+          resolve({ status: res.statusCode ?? 502, statusText: res.statusMessage ?? '', headers: res.headers, text });
         });
       });
       // Destroying the request closes its connection: that is what tells the served side to stop.
@@ -39,7 +49,7 @@ export class NodeFetch {
         signal?.removeEventListener('abort', onAbort);
         reject(error);
       });
-      req.end(body ?? undefined);
+      req.end(body);
     });
   }
 
@@ -47,6 +57,13 @@ export class NodeFetch {
     this.http.destroy();
     this.https.destroy();
   }
+}
+
+export interface Exchanged {
+  status: number;
+  statusText: string;
+  headers: IncomingHttpHeaders;
+  text: string;
 }
 
 function flatHeaders(h: RequestInit['headers']): Record<string, string> {

@@ -1,17 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import type { Message, Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
+import type { TextMapPropagator } from '@opentelemetry/api';
 import { z, type ZodType } from 'zod';
 import { OutputValidationError } from '../agent/simple-agent.js';
-import { ConfigurationError, abortErrorFrom, isAbortError } from '../core/errors.js';
+import { BudgetExceededError, ConfigurationError, abortErrorFrom, isAbortError } from '../core/errors.js';
 import type { Usage } from '../core/usage.js';
 import type { ChildAgent, ChildResponse, ChildRunOptions } from '../delegation/child.js';
 import { SubAgent } from '../delegation/sub-agent.js';
 import { outgoingHeaders } from './outgoing-headers.js';
-import { remoteAnswer } from './remote-answer.js';
+import { remoteAnswer, type RemoteAnswer } from './remote-answer.js';
+import { PLAIN_HEADERS, plainAnswer, plainEndpoint, plainRequest, type PlainEndpoint } from './plain-call.js';
 import { RemoteAgentError } from './remote-error.js';
 import { NodeFetch } from './node-fetch.js';
-import { loadClientSdk, loadPropagator } from './sdk.js';
+import { loadClientSdk, loadCoreSdk, loadPropagator, type CoreSdk } from './sdk.js';
 import { absorbedUsage } from './usage-report.js';
 
 export interface RemoteChildOptions {
@@ -65,9 +67,16 @@ function jsonOf(name: string, schema: ZodType, text: string): unknown {
   return parsed.data;
 }
 
+interface Connected {
+  client: Client;
+  core: CoreSdk;
+  propagator: TextMapPropagator;
+  plain: PlainEndpoint | undefined;
+}
+
 /** A child that runs in another process, reached over A2A's JSON-RPC binding. */
 export class RemoteChildAgent implements ChildAgent {
-  private client: Promise<Client> | undefined;
+  private client: Promise<Connected> | undefined;
   private readonly http = new NodeFetch();
 
   constructor(private readonly options: Readonly<RemoteChildOptions>) {}
@@ -77,10 +86,26 @@ export class RemoteChildAgent implements ChildAgent {
     this.http.close();
   }
 
-  /** The client, made once from the remote's card; a failed attempt is forgotten so the next call retries. */
-  private connect(): Promise<Client> {
+  /** The call through the SDK's client: any interface other than JSON-RPC at A2A 1.0. */
+  private viaSdk(client: Client, task: string, serviceParameters: Record<string, string>, signal: AbortSignal | undefined): Promise<Message | Task> {
+    return client.sendMessage(
+      {
+        tenant: '',
+        message: { messageId: randomUUID(), contextId: '', taskId: '', role: 1, parts: [{ content: { $case: 'text', value: task }, mediaType: 'text/plain', filename: '', metadata: undefined }], metadata: undefined, extensions: [], referenceTaskIds: [] },
+        configuration: { acceptedOutputModes: ['text/plain', 'application/json'], taskPushNotificationConfig: undefined, returnImmediately: false },
+        metadata: undefined,
+      },
+      signal ? { signal, serviceParameters } : { serviceParameters },
+    );
+  }
+
+  /**
+   * The client, made once from the remote's card, and the plain JSON-RPC 1.0 endpoint when the
+   * client settled on one; a failed attempt is forgotten so the next call retries.
+   */
+  private connect(): Promise<Connected> {
     this.client ??= (async () => {
-      const sdk = await loadClientSdk();
+      const [sdk, core, propagator] = await Promise.all([loadClientSdk(), loadCoreSdk(), loadPropagator()]);
       const extra = this.options.headers ?? {};
       const send = this.http.fetch;
       const cardFetch: typeof fetch = (input, init) => send(input, { ...init, headers: { ...extra, ...Object.fromEntries(new Headers(init?.headers)) } });
@@ -89,7 +114,8 @@ export class RemoteChildAgent implements ChildAgent {
         preferredTransports: ['JSONRPC'],
         cardResolver: new sdk.DefaultAgentCardResolver({ fetchImpl: cardFetch, legacyCompat: { enabled: true } }),
       });
-      return factory.createFromUrl(this.options.url);
+      const client = await factory.createFromUrl(this.options.url);
+      return { client, core, propagator, plain: plainEndpoint(client) };
     })();
     this.client.catch(() => (this.client = undefined));
     return this.client;
@@ -99,27 +125,24 @@ export class RemoteChildAgent implements ChildAgent {
     const name = this.options.name;
     const timeout = this.options.timeoutMs === undefined ? undefined : AbortSignal.timeout(this.options.timeoutMs);
     const signal = timeout && options.signal ? AbortSignal.any([options.signal, timeout]) : (timeout ?? options.signal);
-    let result: Message | Task;
+    let answer: RemoteAnswer;
     try {
-      const [client, propagator] = await Promise.all([this.connect(), loadPropagator()]);
+      const { client, core, propagator, plain } = await this.connect();
       signal?.throwIfAborted();
-      const serviceParameters = { ...this.options.headers, ...outgoingHeaders(propagator, options, this.options.timeoutMs) };
-      result = await client.sendMessage(
-        {
-          tenant: '',
-          message: { messageId: randomUUID(), contextId: '', taskId: '', role: 1, parts: [{ content: { $case: 'text', value: task }, mediaType: 'text/plain', filename: '', metadata: undefined }], metadata: undefined, extensions: [], referenceTaskIds: [] },
-          configuration: { acceptedOutputModes: ['text/plain', 'application/json'], taskPushNotificationConfig: undefined, returnImmediately: false },
-          metadata: undefined,
-        },
-        signal ? { signal, serviceParameters } : { serviceParameters },
-      );
+      const trace = outgoingHeaders(propagator, options, this.options.timeoutMs);
+      if (plain !== undefined) {
+        const id = plain.nextId();
+        const headers = { ...this.options.headers, ...trace, ...PLAIN_HEADERS };
+        answer = plainAnswer(core, name, id, await this.http.post(plain.url, headers, plainRequest(id, randomUUID(), task), signal));
+      } else {
+        answer = remoteAnswer(name, await this.viaSdk(client, task, { ...this.options.headers, ...trace }, signal));
+      }
     } catch (error) {
       if (options.signal?.aborted) throw abortErrorFrom(options.signal, `remote agent "${name}"`);
       if (timeout?.aborted) throw Object.assign(new RemoteAgentError(name, `no answer within ${this.options.timeoutMs} ms; the call was cancelled`, { cause: error }), { name: 'TimeoutError' });
-      if (isAbortError(error)) throw error;
+      if (isAbortError(error) || error instanceof BudgetExceededError || error instanceof RemoteAgentError) throw error;
       throw new RemoteAgentError(name, error instanceof Error ? error.message : String(error), { cause: error });
     }
-    const answer = remoteAnswer(name, result);
     const usage = absorbedUsage(answer.metadata, task, answer.text);
     const response: RemoteChildResponse = {
       finalResponse: answer.text,

@@ -10,6 +10,8 @@ type CoreModule = typeof import('@a2a-js/sdk');
 type LegacyServerModule = typeof import('@a2a-js/sdk/compat/v0_3/server');
 type LegacyModule = typeof import('@a2a-js/sdk/compat/v0_3');
 
+export type CoreSdk = CoreModule;
+
 export interface ServerSdk {
   core: CoreModule;
   server: ServerModule;
@@ -19,6 +21,7 @@ export interface ServerSdk {
 
 let server: Promise<ServerSdk> | undefined;
 let client: Promise<ClientModule> | undefined;
+let core: Promise<CoreModule> | undefined;
 let propagator: Promise<TextMapPropagator> | undefined;
 
 export function loadServerSdk(): Promise<ServerSdk> {
@@ -29,6 +32,10 @@ export function loadServerSdk(): Promise<ServerSdk> {
 
 export function loadClientSdk(): Promise<ClientModule> {
   return (client ??= import('@a2a-js/sdk/client'));
+}
+
+export function loadCoreSdk(): Promise<CoreModule> {
+  return (core ??= import('@a2a-js/sdk'));
 }
 
 /**

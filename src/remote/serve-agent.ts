@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TextMapPropagator } from '@opentelemetry/api';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
+import type { RunOptions } from '../agent/run-options.js';
 import type { SymfonicAgent } from '../agent/symfonic-agent.js';
 import { AbortError } from '../core/errors.js';
 import { agentCard } from './agent-card.js';
@@ -10,9 +12,11 @@ import { checkPrincipal, type Principal } from './principal.js';
 import { loadPropagator, loadServerSdk, type ServerSdk } from './sdk.js';
 import { resolveServeOptions, type ResolvedServeOptions, type ServeAgentOptions } from './serve-options.js';
 import { servedFrame } from './served-frame.js';
-import { SERVED_RUN, ServedAgentExecutor } from './served-executor.js';
+import { SERVED_FAILURE, SERVED_RUN, ServedAgentExecutor } from './served-executor.js';
+import { plainReply, plainSend } from './plain-send.js';
+import { usageReport } from './usage-report.js';
 import { RecentTaskStore } from './task-store.js';
-import { AGENT_CARD_PATH } from './wire.js';
+import { AGENT_CARD_PATH, USAGE_KEY } from './wire.js';
 
 export interface ServedAgent {
   /** The agent's base URL: its card is at `${url}/.well-known/agent-card.json`. */
@@ -22,7 +26,7 @@ export interface ServedAgent {
 }
 
 interface Transports {
-  v1: { handle(body: string, context: ServerCallContext): Promise<unknown> };
+  v1: { handle(body: string | object, context: ServerCallContext): Promise<unknown> };
   legacy: { handle(body: string, context: ServerCallContext): Promise<unknown> };
 }
 
@@ -53,7 +57,8 @@ class Served {
   }
 
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
+    // The endpoint's own path, as every call spells it, skips the URL parser.
+    const pathname = req.url === this.options.path ? req.url : new URL(req.url ?? '/', 'http://localhost').pathname;
     if (this.cardPaths().includes(pathname)) {
       if (req.method !== 'GET' && req.method !== 'HEAD') return sendError(res, 405, 'the agent card is read with GET', { allow: 'GET, HEAD' });
       return sendRaw(res, this.cardJson);
@@ -104,7 +109,7 @@ class Served {
     res: ServerResponse,
     body: string,
     principal: Principal,
-    runOptions: object,
+    runOptions: Omit<RunOptions, 'signal'>,
     deadline: number | undefined,
   ): Promise<void> {
     const controller = new AbortController();
@@ -122,12 +127,24 @@ class Served {
     try {
       const version = header(req, 'a2a-version');
       const legacy = version === undefined || version.startsWith('0.');
+      const rpc = legacy ? undefined : parsedObject(body);
+      const state = new Map<string, unknown>([[SERVED_RUN, { ...runOptions, signal: controller.signal }]]);
+      const plain = rpc === undefined ? undefined : plainSend(rpc);
+      if (plain !== undefined) {
+        try {
+          const response = await this.agent.run(plain.task, { ...runOptions, signal: controller.signal });
+          return sendRaw(res, plainReply(plain.id, randomUUID(), plain.contextId || randomUUID(), response.finalResponse, { [USAGE_KEY]: usageReport(response) }));
+        } catch (error) {
+          // The SDK spells the failed task and keeps it for GetTask; the executor publishes this error.
+          state.set(SERVED_FAILURE, error);
+        }
+      }
       const context = new this.sdk.server.ServerCallContext({
         user: { isAuthenticated: true, userName: principal.principal },
         requestedVersion: version ?? '0.3',
-        state: new Map([[SERVED_RUN, { ...runOptions, signal: controller.signal }]]),
+        state,
       });
-      const answer = await (legacy ? this.transports.legacy : this.transports.v1).handle(body, context);
+      const answer = await (legacy ? this.transports.legacy.handle(body, context) : this.transports.v1.handle(rpc ?? body, context));
       if (isAsyncIterable(answer)) {
         void answer[Symbol.asyncIterator]().return?.(undefined);
         return sendJson(res, { jsonrpc: '2.0', id: null, error: { code: -32004, message: 'streaming is not supported by this agent; use SendMessage' } });
@@ -149,6 +166,16 @@ function header(req: IncomingMessage, name: string): string | undefined {
   const v = req.headers[name];
   const s = Array.isArray(v) ? v[0] : v;
   return s === undefined || s === '' ? undefined : s;
+}
+
+/** The body as a JSON object, or undefined: the SDK then answers a parse error in its own words. */
+function parsedObject(body: string): object | undefined {
+  try {
+    const value: unknown = JSON.parse(body);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function isAsyncIterable(v: unknown): v is AsyncIterable<unknown> {

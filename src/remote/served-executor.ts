@@ -10,6 +10,11 @@ import { ERROR_KEY, USAGE_KEY } from './wire.js';
 
 /** Where the HTTP layer leaves a request's run options for the executor, in the call context. */
 export const SERVED_RUN = 'symfonic.servedRun';
+/**
+ * Where the HTTP layer leaves the error of a run it already ran (the plain-send path): the SDK
+ * then spells and stores the failed task, and the run is not run twice.
+ */
+export const SERVED_FAILURE = 'symfonic.servedFailure';
 
 function textPart(value: string): Part {
   return { content: { $case: 'text', value }, mediaType: 'text/plain', filename: '', metadata: undefined };
@@ -39,6 +44,10 @@ export class ServedAgentExecutor implements AgentExecutor {
     const task = taskTextOf(rc.userMessage);
     if (options === undefined || task.trim() === '') {
       bus.publish(this.sdk.server.AgentEvent.task(this.failedTask(rc, { type: 'child_error', name: 'InvalidRequest', message: 'the message carries no text task' })));
+      return;
+    }
+    if (rc.context.state.has(SERVED_FAILURE)) {
+      bus.publish(this.sdk.server.AgentEvent.task(this.failedTask(rc, failureOf(rc.context.state.get(SERVED_FAILURE)))));
       return;
     }
     try {
