@@ -31,6 +31,7 @@ function openRun(core: AgentCore, request: RunRequest, extras: RunExtras): RunSt
     if (handOff) handOff.receipt = account.receipt;
     state = new RunState(core, frame, account, signal, span, sets, instructions, requestModel);
     state.outputType = outputType;
+    state.handOff = handOff;
     state.events = frame.events?.open(frame, core.name);
   } catch (error) {
     signal.dispose();
@@ -86,6 +87,7 @@ export async function executeRun(core: AgentCore, query: string, request: RunReq
   } catch (error) {
     const closing = run.account.close();
     const figures = closing instanceof Promise ? await closing : closing;
+    if (run.handOff) run.handOff.figures = figures;
     core.delegationContext?.close(run.frame.runId);
     setRunTotals(run.span, figures);
     failSpan(run.span, error);
@@ -101,6 +103,7 @@ export async function executeRun(core: AgentCore, query: string, request: RunReq
 async function finish(run: RunState, text: string, started: number): Promise<AgentResponse> {
   const closing = run.account.close();
   const figures = closing instanceof Promise ? await closing : closing;
+  if (run.handOff) run.handOff.figures = figures;
   const f = run.frame;
   const delegatedTo = run.core.delegationContext ? run.core.delegationContext.close(f.runId) : NO_CHILDREN;
   if (run.span.isRecording()) setRunTotals(run.span, figures);

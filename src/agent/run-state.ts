@@ -1,5 +1,6 @@
 import { context, trace, type Context, type Span } from '@opentelemetry/api';
 import type { ZodType } from 'zod';
+import type { HandOff } from '../core/frame-handoff.js';
 import type { RunSignal } from '../core/abort.js';
 import type { RunEmitter } from '../core/run-event.js';
 import type { RunFrame } from '../core/run-frame.js';
@@ -23,6 +24,8 @@ export class RunState {
   readonly chatSpanName: string;
   /** The schema the final answer must satisfy, if any: the run's own or its delegator's. */
   outputType: ZodType | undefined;
+  /** The delegation hand-off this run took, if it is a child: where it leaves its receipt and figures. */
+  handOff: HandOff | undefined;
   /** The run's way into its tree's events; undefined when nobody listens, which keeps a plain run() free of them. */
   events: RunEmitter | undefined = undefined;
   private logger: Logger | undefined;

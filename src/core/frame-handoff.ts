@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ZodType } from 'zod';
 import type { RunFrame } from './run-frame.js';
+import type { Usage } from './usage.js';
 
 /** What the run that took a hand-off says of its accounting, for the delegator to read after. */
 export interface HandOffReceipt {
@@ -20,6 +21,12 @@ export interface HandOffReceipt {
 export class HandOff<A = unknown> {
   taken = false;
   receipt: HandOffReceipt | undefined;
+  /**
+   * The subtree figures the run that took the hand-off closed with, success or failure: what
+   * the delegator absorbs when that run accounted in another ledger, even when it failed and
+   * so answered nothing to read them from.
+   */
+  figures: { readonly total: Usage; readonly totalCostUsd: number | null } | undefined;
   constructor(
     readonly frame: RunFrame,
     /** The delegator's accounting, for a child that has none of its own. */

@@ -1,5 +1,5 @@
 import type { ZodType } from 'zod';
-import type { HandOffReceipt } from '../core/frame-handoff.js';
+import type { HandOff, HandOffReceipt } from '../core/frame-handoff.js';
 import { parseOutput } from '../core/structured-output.js';
 import { estimateTokens, soundCost, soundUsage, type Usage } from '../core/usage.js';
 import type { ChildSpend } from '../observability/accounting.js';
@@ -28,8 +28,26 @@ function receiptOf(response: unknown): HandOffReceipt | undefined {
  * (or reported), and its usage checked like a model's. A child that reports nothing usable is
  * estimated from the task and the answer, and marked so: its spend is unknown, never 0.
  */
-export function childSpend(childRunId: string, task: string, answer: string, response: unknown, receipt: HandOffReceipt | undefined): ChildSpend {
+export function childSpend(childRunId: string, task: string, answer: string, response: unknown, handOff: HandOff): ChildSpend {
+  // What the child's own run closed with is the best figure; what it answered is the next.
+  const closed = handOff.figures;
+  if (closed !== undefined) return { childRunId, usage: soundUsage(closed.total) ?? estimated(task, answer), costUsd: soundCost(closed.totalCostUsd), receipt: handOff.receipt };
   const r = response as Partial<ChildResponse> | null | undefined;
-  const usage: Usage = soundUsage(r?.totalUsage) ?? { inputTokens: estimateTokens(task), outputTokens: estimateTokens(answer), source: 'estimated' };
-  return { childRunId, usage, costUsd: soundCost(r?.totalCostUsd), receipt: receipt ?? receiptOf(response) };
+  return { childRunId, usage: soundUsage(r?.totalUsage) ?? estimated(task, answer), costUsd: soundCost(r?.totalCostUsd), receipt: handOff.receipt ?? receiptOf(response) };
+}
+
+/**
+ * What a child that failed spent, when its run closed in another ledger: the delegator's totals
+ * and its tenant's store must still see it. Undefined when there is nothing to take in (the
+ * child accounted in this very ledger, or no symfonic run of it ever closed).
+ */
+export function failedChildSpend(childRunId: string, handOff: HandOff): ChildSpend | undefined {
+  const closed = handOff.figures;
+  if (closed === undefined || handOff.receipt === undefined) return undefined;
+  const usage = soundUsage(closed.total);
+  return usage === undefined ? undefined : { childRunId, usage, costUsd: soundCost(closed.totalCostUsd), receipt: handOff.receipt };
+}
+
+function estimated(task: string, answer: string): Usage {
+  return { inputTokens: estimateTokens(task), outputTokens: estimateTokens(answer), source: 'estimated' };
 }

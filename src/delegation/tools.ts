@@ -7,12 +7,12 @@ import { childFrame, freezeFrame, type RunFrame } from '../core/run-frame.js';
 import { ATTR } from '../observability/attributes.js';
 import { defineTool, type Tool } from '../tool/define-tool.js';
 import type { DelegationCallContext } from './call-context.js';
-import { answerText, childSpend } from './child-answer.js';
+import { answerText, childSpend, failedChildSpend } from './child-answer.js';
 import { DelegationContext } from './context.js';
 import { DelegationCall, Refusal } from './delegation-call.js';
 import { DepthPolicy } from './depth.js';
 import { linkedSignal } from './linked-signal.js';
-import { taskText, type DelegationRoster } from './roster.js';
+import { taskText, type DelegationRoster, type StartedChild } from './roster.js';
 
 export type { DelegationCallContext } from './call-context.js';
 
@@ -167,15 +167,19 @@ export class DelegationTools {
     call.childRunId = childRunId;
     ctx.events?.emit({ type: 'delegation.started', child: name, childRunId });
     const link = linkedSignal(ctx.signal, this.childTimeoutMs);
+    let started: StartedChild | undefined;
     try {
       const child = childFrame(frame, { runId: childRunId, signal: link.signal, traceContext: ctx.traceContext, maxDepth: ceiling, timeoutMs: this.childTimeoutMs });
-      const started = this.roster.start(name, task, child, ctx.account?.accounting);
+      started = this.roster.start(name, task, child, ctx.account?.accounting);
       // Raced, because a child that ignores its signal must still be let go at its timeout.
       const response = await raceAbort(started.running, link.signal, `sub-agent "${name}"`);
       const text = answerText(name, response, this.roster.find(name)!.outputType);
-      ctx.account?.absorbChild(childSpend(childRunId, task, text, response, started.handOff.receipt));
+      ctx.account?.absorbChild(childSpend(childRunId, task, text, response, started.handOff));
       return call.finish(text);
     } catch (error) {
+      // A child that failed after spending in a ledger of its own still spent.
+      const spent = started && failedChildSpend(childRunId, started.handOff);
+      if (spent) ctx.account?.absorbChild(spent);
       if (ctx.signal.aborted) throw abortErrorFrom(ctx.signal);
       if (failsTheRun(error)) throw error;
       return call.finish(this.refusalFor(name, error, link.timedOut));
