@@ -22,13 +22,20 @@ export class NodeFetch {
     );
   }
 
-  /** A POST of a string body, answered as status and text: the remote child's plain call, without a Response. */
+  /**
+   * A POST of a string body, answered as status and text: the remote child's plain call, without
+   * a Response. Its headers go to node:http as a flat list, which writes them as they are instead
+   * of storing each by name first; so the Host header is ours to send.
+   */
   post(url: URL, headers: Record<string, string>, body: string, signal: AbortSignal | undefined): Promise<Exchanged> {
-    return this.exchange(url, 'POST', headers, body, signal);
+    const flat: string[] = [];
+    for (const name in headers) flat.push(name, headers[name]!);
+    flat.push('content-length', String(Buffer.byteLength(body)), 'Host', url.host);
+    return this.exchange(url, 'POST', flat, body, signal);
   }
 
-  private exchange(url: URL, method: string, headers: Record<string, string>, body: string | undefined, signal: AbortSignal | undefined): Promise<Exchanged> {
-    if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
+  private exchange(url: URL, method: string, headers: Record<string, string> | string[], body: string | undefined, signal: AbortSignal | undefined): Promise<Exchanged> {
+    if (body !== undefined && !Array.isArray(headers)) headers['content-length'] = String(Buffer.byteLength(body));
     const secure = url.protocol === 'https:';
     return new Promise<Exchanged>((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);

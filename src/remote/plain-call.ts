@@ -30,8 +30,18 @@ export function plainEndpoint(client: Client): PlainEndpoint | undefined {
   return { url: new URL(t.endpoint), nextId: () => id++ };
 }
 
-/** The headers the SDK's client adds to a JSON-RPC call at 1.0, after the caller's own. */
-export const PLAIN_HEADERS = Object.freeze({ 'A2A-Version': '1.0', 'Content-Type': 'application/json', Accept: 'application/json' });
+/**
+ * The headers the SDK's client adds to a JSON-RPC call at 1.0, after the caller's own (which they
+ * override), named in lower case as the fetch under it sent them.
+ */
+export const PLAIN_HEADERS = Object.freeze({ 'a2a-version': '1.0', 'content-type': 'application/json', accept: 'application/json' });
+
+/** The caller's headers in lower case, so the SDK's own override them whatever their spelling. */
+export function lowerCased(headers: Readonly<Record<string, string>> | undefined): Readonly<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers ?? {})) out[k.toLowerCase()] = v;
+  return Object.freeze(out);
+}
 
 /** `SendMessageRequest.toJSON` of remoteChild's request, inside the JSON-RPC envelope, as the SDK orders it. */
 export function plainRequest(id: number, messageId: string, task: string): string {

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Message, Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
-import type { TextMapPropagator } from '@opentelemetry/api';
 import { z, type ZodType } from 'zod';
 import { OutputValidationError } from '../agent/simple-agent.js';
 import { BudgetExceededError, ConfigurationError, abortErrorFrom, isAbortError } from '../core/errors.js';
@@ -10,10 +9,10 @@ import type { ChildAgent, ChildResponse, ChildRunOptions } from '../delegation/c
 import { SubAgent } from '../delegation/sub-agent.js';
 import { outgoingHeaders } from './outgoing-headers.js';
 import { remoteAnswer, type RemoteAnswer } from './remote-answer.js';
-import { PLAIN_HEADERS, plainAnswer, plainEndpoint, plainRequest, type PlainEndpoint } from './plain-call.js';
+import { PLAIN_HEADERS, lowerCased, plainAnswer, plainEndpoint, plainRequest, type PlainEndpoint } from './plain-call.js';
 import { RemoteAgentError } from './remote-error.js';
 import { NodeFetch } from './node-fetch.js';
-import { loadClientSdk, loadCoreSdk, loadPropagator, type CoreSdk } from './sdk.js';
+import { loadClientSdk, loadCoreSdk, type CoreSdk } from './sdk.js';
 import { absorbedUsage } from './usage-report.js';
 
 export interface RemoteChildOptions {
@@ -70,7 +69,6 @@ function jsonOf(name: string, schema: ZodType, text: string): unknown {
 interface Connected {
   client: Client;
   core: CoreSdk;
-  propagator: TextMapPropagator;
   plain: PlainEndpoint | undefined;
 }
 
@@ -78,8 +76,11 @@ interface Connected {
 export class RemoteChildAgent implements ChildAgent {
   private client: Promise<Connected> | undefined;
   private readonly http = new NodeFetch();
+  private readonly plainHeaders: Readonly<Record<string, string>>;
 
-  constructor(private readonly options: Readonly<RemoteChildOptions>) {}
+  constructor(private readonly options: Readonly<RemoteChildOptions>) {
+    this.plainHeaders = lowerCased(options.headers);
+  }
 
   /** Drops the kept-alive connections to the remote. */
   close(): void {
@@ -105,7 +106,7 @@ export class RemoteChildAgent implements ChildAgent {
    */
   private connect(): Promise<Connected> {
     this.client ??= (async () => {
-      const [sdk, core, propagator] = await Promise.all([loadClientSdk(), loadCoreSdk(), loadPropagator()]);
+      const [sdk, core] = await Promise.all([loadClientSdk(), loadCoreSdk()]);
       const extra = this.options.headers ?? {};
       const send = this.http.fetch;
       const cardFetch: typeof fetch = (input, init) => send(input, { ...init, headers: { ...extra, ...Object.fromEntries(new Headers(init?.headers)) } });
@@ -115,7 +116,7 @@ export class RemoteChildAgent implements ChildAgent {
         cardResolver: new sdk.DefaultAgentCardResolver({ fetchImpl: cardFetch, legacyCompat: { enabled: true } }),
       });
       const client = await factory.createFromUrl(this.options.url);
-      return { client, core, propagator, plain: plainEndpoint(client) };
+      return { client, core, plain: plainEndpoint(client) };
     })();
     this.client.catch(() => (this.client = undefined));
     return this.client;
@@ -127,12 +128,12 @@ export class RemoteChildAgent implements ChildAgent {
     const signal = timeout && options.signal ? AbortSignal.any([options.signal, timeout]) : (timeout ?? options.signal);
     let answer: RemoteAnswer;
     try {
-      const { client, core, propagator, plain } = await this.connect();
+      const { client, core, plain } = await this.connect();
       signal?.throwIfAborted();
-      const trace = outgoingHeaders(propagator, options, this.options.timeoutMs);
+      const trace = outgoingHeaders(options, this.options.timeoutMs);
       if (plain !== undefined) {
         const id = plain.nextId();
-        const headers = { ...this.options.headers, ...trace, ...PLAIN_HEADERS };
+        const headers = { ...this.plainHeaders, ...trace, ...PLAIN_HEADERS };
         answer = plainAnswer(core, name, id, await this.http.post(plain.url, headers, plainRequest(id, randomUUID(), task), signal));
       } else {
         answer = remoteAnswer(name, await this.viaSdk(client, task, { ...this.options.headers, ...trace }, signal));

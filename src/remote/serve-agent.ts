@@ -128,11 +128,12 @@ class Served {
       const version = header(req, 'a2a-version');
       const legacy = version === undefined || version.startsWith('0.');
       const rpc = legacy ? undefined : parsedObject(body);
-      const state = new Map<string, unknown>([[SERVED_RUN, { ...runOptions, signal: controller.signal }]]);
+      const options: RunOptions = { ...runOptions, signal: controller.signal };
+      const state = new Map<string, unknown>([[SERVED_RUN, options]]);
       const plain = rpc === undefined ? undefined : plainSend(rpc);
       if (plain !== undefined) {
         try {
-          const response = await this.agent.run(plain.task, { ...runOptions, signal: controller.signal });
+          const response = await this.agent.run(plain.task, options);
           return sendRaw(res, plainReply(plain.id, randomUUID(), plain.contextId || randomUUID(), response.finalResponse, { [USAGE_KEY]: usageReport(response) }));
         } catch (error) {
           // The SDK spells the failed task and keeps it for GetTask; the executor publishes this error.
