@@ -1,6 +1,6 @@
 import { AbortError, ConfigurationError } from '../core/errors.js';
 import type { AgentResponse } from './agent-response.js';
-import type { EventHub, RunEvent, TextGap } from './run-events.js';
+import type { EventConsumer, EventHub, RunEvent, TextGap } from './run-events.js';
 
 /** Text deltas a stream holds for a consumer that is behind, by count and by characters; past either, deltas are dropped. */
 export const STREAM_BUFFER = Object.freeze({ maxDeltas: 1024, maxChars: 1 << 20 });
@@ -38,46 +38,50 @@ export interface AgentStream extends AsyncIterable<RunEvent> {
 }
 
 /** The stream `SymfonicAgent.stream()` makes; callers see it as an `AgentStream`. */
-export class RunEventStream implements AgentStream {
+export class RunEventStream implements AgentStream, EventConsumer {
   readonly result: Promise<AgentResponse>;
   /** Text deltas dropped so far because the consumer was behind, and their characters. */
   readonly dropped = { deltas: 0, chars: 0 };
 
+  readonly #hub: EventHub;
+  readonly #abort: AbortController;
   readonly #queue: RunEvent[] = [];
   #head = 0;
   #bufferedDeltas = 0;
   #bufferedChars = 0;
-  readonly #gaps = new Map<string, Gap>();
-  #waiter: { resolve: (r: IteratorResult<RunEvent>) => void; reject: (e: unknown) => void } | undefined;
+  /** Each run's open text.gap; made on the first drop, as most streams never drop. */
+  #gaps: Map<string, Gap> | undefined;
+  // A reader waiting for the next event; there is one only while the queue is empty.
+  #resolve: ((r: IteratorResult<RunEvent>) => void) | undefined;
+  #reject: ((e: unknown) => void) | undefined;
   #closed = false;
   #failure: unknown = undefined;
   #iterating = false;
   #settled = false;
 
   /** `start` begins the run with the hub and the abort it is given. */
-  constructor(
-    private readonly hub: EventHub,
-    private readonly abort: AbortController,
-    start: () => Promise<AgentResponse>,
-  ) {
-    hub.listen((event) => this.push(event));
+  constructor(hub: EventHub, abort: AbortController, start: () => Promise<AgentResponse>) {
+    this.#hub = hub;
+    this.#abort = abort;
+    hub.attach(this);
     this.result = start();
     // The handler for a rejection also marks result handled: the stream reports a failure in its
     // events, and a caller who never awaits result must not have the process crash over it.
     this.result.then(
-      () => this.#runSettled(undefined),
+      () => {
+        this.#settled = true;
+      },
       (error: unknown) => this.#runSettled(error),
     );
-    hub.whenQuiet(() => this.#close());
   }
 
-  /** The hub's listener: every event of the tree, in seq order. */
+  /** The hub's consumer: every event of the tree, in seq order. */
   push(event: RunEvent): void {
     if (this.#closed) return;
-    const waiter = this.#waiter;
-    if (waiter !== undefined && this.#head === this.#queue.length) {
-      this.#waiter = undefined;
-      waiter.resolve({ value: event, done: false });
+    const resolve = this.#resolve;
+    if (resolve !== undefined) {
+      this.#resolve = this.#reject = undefined;
+      resolve({ value: event, done: false });
       return;
     }
     if (event.type === 'text.delta') {
@@ -87,17 +91,30 @@ export class RunEventStream implements AgentStream {
       }
       this.#bufferedDeltas++;
       this.#bufferedChars += event.delta.length;
-    } else {
+    } else if (this.#gaps !== undefined) {
       // A later drop of this run's text starts a new gap, after this event, where it happened.
       this.#gaps.delete(event.runId);
     }
     this.#queue.push(event);
   }
 
+  /** The hub's word that the tree has ended: once the queue is read, the iteration ends. */
+  quiet(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    const resolve = this.#resolve;
+    if (resolve === undefined) return;
+    const reject = this.#reject!;
+    this.#resolve = this.#reject = undefined;
+    if (this.#failure !== undefined) reject(this.#failure);
+    else resolve({ value: undefined, done: true });
+  }
+
   #drop(event: RunEvent & { type: 'text.delta' }): void {
     this.dropped.deltas++;
     this.dropped.chars += event.delta.length;
-    const open = this.#gaps.get(event.runId);
+    const gaps = (this.#gaps ??= new Map());
+    const open = gaps.get(event.runId);
     if (open !== undefined) {
       open.droppedDeltas++;
       open.droppedChars += event.delta.length;
@@ -105,21 +122,28 @@ export class RunEventStream implements AgentStream {
     }
     const { delta: _text, type: _type, ...lineage } = event;
     const gap: Gap = { ...lineage, type: 'text.gap', droppedDeltas: 1, droppedChars: event.delta.length };
-    this.#gaps.set(event.runId, gap);
+    gaps.set(event.runId, gap);
     this.#queue.push(gap);
   }
 
   #take(): RunEvent {
-    const event = this.#queue[this.#head]!;
-    this.#queue[this.#head++] = undefined as unknown as RunEvent;
-    if (this.#head > 1024 && this.#head * 2 > this.#queue.length) {
-      this.#queue.splice(0, this.#head);
+    const queue = this.#queue;
+    const event = queue[this.#head]!;
+    if (++this.#head === queue.length) {
+      // Read to the end: start the array over rather than let it grow.
+      queue.length = 0;
       this.#head = 0;
+    } else {
+      queue[this.#head - 1] = undefined as unknown as RunEvent;
+      if (this.#head > 1024 && this.#head * 2 > queue.length) {
+        queue.splice(0, this.#head);
+        this.#head = 0;
+      }
     }
     if (event.type === 'text.delta') {
       this.#bufferedDeltas--;
       this.#bufferedChars -= event.delta.length;
-    } else if (event.type === 'text.gap' && this.#gaps.get(event.runId) === event) {
+    } else if (event.type === 'text.gap' && this.#gaps?.get(event.runId) === event) {
       this.#gaps.delete(event.runId);
     }
     return event;
@@ -128,25 +152,15 @@ export class RunEventStream implements AgentStream {
   #runSettled(error: unknown): void {
     this.#settled = true;
     // Without a run.started the run never began: nothing in the events says why, so the iteration throws.
-    if (!this.hub.started) {
+    if (!this.#hub.started) {
       this.#failure = error;
-      this.hub.becomeQuiet();
+      this.#hub.becomeQuiet();
     }
-  }
-
-  #close(): void {
-    if (this.#closed) return;
-    this.#closed = true;
-    const waiter = this.#waiter;
-    if (waiter === undefined || this.#head < this.#queue.length) return;
-    this.#waiter = undefined;
-    if (this.#failure !== undefined) waiter.reject(this.#failure);
-    else waiter.resolve({ value: undefined, done: true });
   }
 
   /** How many times an onEvent callback of this run threw (each was logged, none failed the run). */
   get listenerErrors(): number {
-    return this.hub.listenerErrors;
+    return this.#hub.listenerErrors;
   }
 
   /** Events waiting for the consumer (for tests and diagnostics). */
@@ -178,22 +192,25 @@ export class RunEventStream implements AgentStream {
       return Promise.resolve({ value: undefined, done: true });
     }
     return new Promise((resolve, reject) => {
-      this.#waiter = { resolve, reject };
+      this.#resolve = resolve;
+      this.#reject = reject;
     });
   }
 
   /** The consumer left: abort whatever still runs, and resolve once the whole tree has ended. */
   async #stop(): Promise<IteratorResult<RunEvent>> {
     this.#closed = true;
-    if (!this.#settled) this.abort.abort(new AbortError("the run was aborted: its stream's consumer stopped reading"));
+    // Nobody reads this stream any more: the hub stops building events for it.
+    this.#hub.attach(undefined);
+    if (!this.#settled) this.#abort.abort(new AbortError("the run was aborted: its stream's consumer stopped reading"));
     this.#queue.length = 0;
     this.#head = 0;
-    this.#gaps.clear();
+    this.#gaps = undefined;
     await this.result.then(
       () => undefined,
       () => undefined,
     );
-    await this.hub.quiet();
+    await this.#hub.quiet();
     return { value: undefined, done: true };
   }
 }

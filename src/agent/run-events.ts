@@ -54,11 +54,18 @@ class Emitter implements RunEmitter {
   }
 }
 
+/** The stream a hub feeds: handed every event before the listeners, and told once the tree is quiet. It never throws. */
+export interface EventConsumer {
+  push(event: RunEvent): void;
+  quiet(): void;
+}
+
 /**
  * The event sink of one tree: numbers every event (one counter for the whole tree, so `seq` is
- * causal order), stamps the emitting run's lineage and time, and hands it to the listeners. It
- * knows when the tree is quiet (the root ended and every run it started ended too), which is
- * when a stream over it ends.
+ * causal order), stamps the emitting run's lineage and time, and hands it to its stream and
+ * listeners. It knows when the tree is quiet (the root ended and every run it started ended too),
+ * which is when a stream over it ends. With nobody left to read (a stream whose consumer left, no
+ * listener) it builds no events at all.
  */
 export class EventHub implements RunEventSink {
   private seq = 0;
@@ -66,17 +73,23 @@ export class EventHub implements RunEventSink {
   private rootRunId: string | undefined;
   private rootEnded = false;
   private quietTimer: ReturnType<typeof setTimeout> | undefined;
-  private readonly quietWaiters: (() => void)[] = [];
+  private quietWaiters: (() => void)[] | undefined;
   private quietNow = false;
   /** How many times a listener threw: reported, never allowed to fail the run. */
   listenerErrors = 0;
 
+  private consumer: EventConsumer | undefined;
   private readonly listeners: RunEventListener[] = [];
 
   constructor(private readonly onListenerError: (error: unknown, count: number) => void) {}
 
   listen(listener: RunEventListener): void {
     this.listeners.push(listener);
+  }
+
+  /** The stream over this hub; `undefined` detaches it (its consumer left), so its events are no longer built for it. */
+  attach(consumer: EventConsumer | undefined): void {
+    this.consumer = consumer;
   }
 
   open(frame: RunFrame, agent: string): RunEmitter {
@@ -93,12 +106,16 @@ export class EventHub implements RunEventSink {
   }
 
   deliver(l: Omit<RunEventLineage, 'seq' | 'timeMs'>, body: RunEventBody<DelegationOutcome>): void {
+    const consumer = this.consumer;
+    const listeners = this.listeners;
+    if (consumer === undefined && listeners.length === 0) return;
     // Lineage first, in one fixed order, then the body's fields: every event of a type has one
     // shape. (Two spreads in one literal take V8's slow path, which was most of an event's cost.)
     const event = Object.assign({ runId: l.runId, rootRunId: l.rootRunId, parentRunId: l.parentRunId, agent: l.agent, depth: l.depth, seq: ++this.seq, timeMs: Date.now() }, body) as RunEvent;
-    for (const listener of this.listeners) {
+    if (consumer !== undefined) consumer.push(event);
+    for (let i = 0; i < listeners.length; i++) {
       try {
-        listener(event);
+        listeners[i]!(event);
       } catch (error) {
         this.listenerErrors++;
         this.onListenerError(error, this.listenerErrors);
@@ -123,17 +140,25 @@ export class EventHub implements RunEventSink {
     if (this.quietNow) return;
     this.quietNow = true;
     if (this.quietTimer !== undefined) clearTimeout(this.quietTimer);
-    for (const w of this.quietWaiters.splice(0)) w();
+    this.consumer?.quiet();
+    const waiters = this.quietWaiters;
+    this.quietWaiters = undefined;
+    if (waiters !== undefined) for (const w of waiters) w();
+  }
+
+  /** True once the root and every run of its tree have ended (or the grace for stragglers ran out). */
+  get isQuiet(): boolean {
+    return this.quietNow;
   }
 
   /** Calls `then` once the root and every run of its tree have ended (at once if they have). */
   whenQuiet(then: () => void): void {
     if (this.quietNow) then();
-    else this.quietWaiters.push(then);
+    else (this.quietWaiters ??= []).push(then);
   }
 
   quiet(): Promise<void> {
-    return new Promise((resolve) => this.whenQuiet(resolve));
+    return this.quietNow ? Promise.resolve() : new Promise((resolve) => this.whenQuiet(resolve));
   }
 }
 
