@@ -17,7 +17,7 @@ export class NodeFetch {
     const url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
     const body = init.body;
     if (body !== undefined && body !== null && typeof body !== 'string') return fetch(input, init);
-    return this.exchange(url, init.method ?? 'GET', flatHeaders(init.headers), body ?? undefined, init.signal ?? undefined).then((r) =>
+    return this.exchange(targetOf(url), init.method ?? 'GET', flatHeaders(init.headers), body ?? undefined, init.signal ?? undefined).then((r) =>
       readResponse(r.status, r.statusText, r.headers, r.text),
     );
   }
@@ -27,19 +27,19 @@ export class NodeFetch {
    * a Response. Its headers go to node:http as a flat list, which writes them as they are instead
    * of storing each by name first; so the Host header is ours to send.
    */
-  post(url: URL, headers: Record<string, string>, body: string, signal: AbortSignal | undefined): Promise<Exchanged> {
+  post(target: Target, headers: Record<string, string>, body: string, signal: AbortSignal | undefined): Promise<Exchanged> {
     const flat: string[] = [];
     for (const name in headers) flat.push(name, headers[name]!);
-    flat.push('content-length', String(Buffer.byteLength(body)), 'Host', url.host);
-    return this.exchange(url, 'POST', flat, body, signal);
+    flat.push('content-length', String(Buffer.byteLength(body)), 'Host', target.host);
+    return this.exchange(target, 'POST', flat, body, signal);
   }
 
-  private exchange(url: URL, method: string, headers: Record<string, string> | string[], body: string | undefined, signal: AbortSignal | undefined): Promise<Exchanged> {
+  private exchange(target: Target, method: string, headers: Record<string, string> | string[], body: string | undefined, signal: AbortSignal | undefined): Promise<Exchanged> {
     if (body !== undefined && !Array.isArray(headers)) headers['content-length'] = String(Buffer.byteLength(body));
-    const secure = url.protocol === 'https:';
+    const secure = target.secure;
     return new Promise<Exchanged>((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
-      const req = (secure ? httpsRequest : httpRequest)(url, { method, headers, agent: secure ? this.https : this.http }, (res) => {
+      const req = (secure ? httpsRequest : httpRequest)({ ...target.options, method, headers, agent: secure ? this.https : this.http }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.once('error', reject);
@@ -64,6 +64,20 @@ export class NodeFetch {
     this.http.destroy();
     this.https.destroy();
   }
+}
+
+/** Where a request goes, read from its URL once: node:http would convert a URL on every call. */
+export interface Target {
+  secure: boolean;
+  host: string;
+  options: { protocol: string; hostname: string; port: number | undefined; path: string; auth?: string };
+}
+
+export function targetOf(url: URL): Target {
+  const hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  const options: Target['options'] = { protocol: url.protocol, hostname, port: url.port === '' ? undefined : Number(url.port), path: url.pathname + url.search };
+  if (url.username !== '' || url.password !== '') options.auth = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+  return { secure: url.protocol === 'https:', host: url.host, options };
 }
 
 export interface Exchanged {

@@ -1,6 +1,6 @@
 import type { Message, Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
-import type { Exchanged } from './node-fetch.js';
+import { targetOf, type Exchanged, type Target } from './node-fetch.js';
 import { remoteAnswer, type RemoteAnswer } from './remote-answer.js';
 import type { CoreSdk } from './sdk.js';
 
@@ -13,7 +13,7 @@ import type { CoreSdk } from './sdk.js';
  * through the SDK client as before.
  */
 export interface PlainEndpoint {
-  url: URL;
+  target: Target;
   nextId(): number;
 }
 
@@ -26,8 +26,11 @@ interface TransportShape {
 export function plainEndpoint(client: Client): PlainEndpoint | undefined {
   const t = (client as unknown as { transport?: TransportShape }).transport;
   if (t?.protocolName !== 'JSONRPC' || t.protocolVersion !== '1.0' || typeof t.endpoint !== 'string') return undefined;
+  const url = new URL(t.endpoint);
+  // Credentials in the URL become a header node:http writes only for headers given by name: the SDK's way.
+  if (url.username !== '' || url.password !== '') return undefined;
   let id = 1;
-  return { url: new URL(t.endpoint), nextId: () => id++ };
+  return { target: targetOf(url), nextId: () => id++ };
 }
 
 /**

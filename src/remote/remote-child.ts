@@ -134,7 +134,7 @@ export class RemoteChildAgent implements ChildAgent {
       if (plain !== undefined) {
         const id = plain.nextId();
         const headers = { ...this.plainHeaders, ...trace, ...PLAIN_HEADERS };
-        answer = plainAnswer(core, name, id, await this.http.post(plain.url, headers, plainRequest(id, randomUUID(), task), signal));
+        answer = plainAnswer(core, name, id, await this.http.post(plain.target, headers, plainRequest(id, randomUUID(), task), signal));
       } else {
         answer = remoteAnswer(name, await this.viaSdk(client, task, { ...this.options.headers, ...trace }, signal));
       }

@@ -5,6 +5,7 @@ import type { TextMapPropagator } from '@opentelemetry/api';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
 import type { RunOptions } from '../agent/run-options.js';
 import type { SymfonicAgent } from '../agent/symfonic-agent.js';
+import { markInternal } from '../core/abort.js';
 import { AbortError } from '../core/errors.js';
 import { agentCard } from './agent-card.js';
 import { readBody, sendError, sendJson, sendRaw } from './http-io.js';
@@ -113,6 +114,9 @@ class Served {
     deadline: number | undefined,
   ): Promise<void> {
     const controller = new AbortController();
+    // The run's own signal, as a run's or a child's is: the run listens on it directly instead of
+    // forwarding it to one more controller of its own.
+    markInternal(controller.signal);
     this.inFlight.add(controller);
     // The caller hanging up is the abort that crosses the wire: its run is stopped, not orphaned.
     const onClose = () => {
