@@ -32,6 +32,12 @@ export interface RunOptions<T = unknown> {
    */
   askUser?: AskUser;
   /**
+   * Epoch milliseconds by which the run must be over: past it the run aborts (rejecting with an
+   * AbortError that says it timed out), and its children inherit it. Ignored by a run that
+   * delegation started, whose frame already carries its delegator's.
+   */
+  deadline?: number;
+  /**
    * Called with every event of the run's tree as it happens (the events `agent.stream()` yields),
    * synchronously and in `seq` order. An exception it throws is logged and counted, never fails
    * the run; a slow callback slows the run, so hand heavy work off.
@@ -60,18 +66,19 @@ export interface RunRequest {
   maxAgentDepth: number | undefined;
   outputType: ZodType | undefined;
   askUser: AskUser | undefined;
+  deadline: number | undefined;
   onEvent: ((event: RunEvent) => void) | undefined;
   /** The event sink a stream made for this run; undefined for run(). */
   events: EventHub | undefined;
 }
 
-const KEYS = ['scope', 'runId', 'rootRunId', 'parentRunId', 'agentDepth', 'signal', 'parentContext', 'metricsCollector', 'maxAgentDepth', 'outputType', 'askUser', 'onEvent'] as const;
+const KEYS = ['scope', 'runId', 'rootRunId', 'parentRunId', 'agentDepth', 'signal', 'parentContext', 'metricsCollector', 'maxAgentDepth', 'outputType', 'askUser', 'onEvent', 'deadline'] as const;
 const KNOWN = new Set<string>(KEYS);
 const ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 
 const EMPTY: RunRequest = Object.freeze({
   scope: undefined, runId: undefined, rootRunId: undefined, parentRunId: null, agentDepth: 0, signal: undefined,
-  parentContext: undefined, accounting: undefined, maxAgentDepth: undefined, outputType: undefined, askUser: undefined,
+  parentContext: undefined, accounting: undefined, maxAgentDepth: undefined, outputType: undefined, askUser: undefined, deadline: undefined,
   onEvent: undefined, events: undefined,
 });
 
@@ -134,6 +141,9 @@ export function readRunOptions(options: RunOptions | undefined): RunRequest {
   if (options.outputType !== undefined && !(options.outputType instanceof z.ZodType)) {
     throw new ConfigurationError('run option outputType must be a zod schema, e.g. z.object({ answer: z.string() }).');
   }
+  if (options.deadline !== undefined && !(typeof options.deadline === 'number' && Number.isFinite(options.deadline) && options.deadline > 0)) {
+    throw new ConfigurationError(`run option deadline must be a time in epoch milliseconds, e.g. Date.now() + 30_000 (got ${String(options.deadline)}).`);
+  }
   if (options.askUser !== undefined && typeof options.askUser !== 'function') {
     throw new ConfigurationError('run option askUser must be a function (question, { runId, agent, scope }) => Promise<string>.');
   }
@@ -152,6 +162,7 @@ export function readRunOptions(options: RunOptions | undefined): RunRequest {
     maxAgentDepth: options.maxAgentDepth,
     outputType: options.outputType,
     askUser: options.askUser,
+    deadline: options.deadline,
     onEvent: options.onEvent,
     events: undefined,
   };

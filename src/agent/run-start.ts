@@ -42,9 +42,9 @@ export function placeRun(core: AgentCore, request: RunRequest, given?: HandOff):
     depth: request.agentDepth,
     maxDepth: request.maxAgentDepth,
     scope: request.scope,
-    signal: request.signal,
+    signal: request.deadline === undefined ? request.signal : withDeadline(request.signal, request.deadline),
     traceContext: request.parentContext ?? otelContext.active(),
-    deadline: undefined,
+    deadline: request.deadline,
     askUser: request.askUser,
     events: request.events === undefined && request.onEvent === undefined ? undefined : eventSink(core, request),
   });
@@ -64,6 +64,12 @@ export function listenerErrorReporter(core: AgentCore): (error: unknown, count: 
   return (error, count) => {
     if (Math.log10(count) % 1 === 0) core.logger.warn({ err: error, listener_errors: count }, 'an onEvent callback threw; the run goes on');
   };
+}
+
+/** The caller's signal, joined with one that aborts at `deadline` (a TimeoutError, as fetch's). */
+function withDeadline(given: AbortSignal | undefined, deadline: number): AbortSignal {
+  const timeout = AbortSignal.timeout(Math.max(0, deadline - Date.now()));
+  return given === undefined ? timeout : AbortSignal.any([given, timeout]);
 }
 
 function joinSignals(a: AbortSignal | undefined, b: AbortSignal): AbortSignal {

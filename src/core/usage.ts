@@ -55,37 +55,45 @@ export function estimateTokens(text: string): number {
 }
 
 /**
- * The most tokens one model call (or one child's whole report) may claim in any one count. Far
- * above any context window, far below where sums lose precision: a figure past it is not a
- * usage report but a fault, and `1e308` added twice is `Infinity`, which turns a rolling
- * window's subtraction into `NaN` and a limit off for good.
+ * The most tokens one report (a model call, or a whole child subtree) may claim in any one
+ * count: far above any real subtree, far below where sums lose precision (2^53). `1e308` added
+ * twice is `Infinity`, which turns a rolling window's subtraction into `NaN` and a limit off for
+ * good; a figure past the ceiling is capped to it and marked estimated, never dropped, so an
+ * absurd report still costs its tenant the most a report can, rather than nothing.
  */
-export const MAX_REPORTED_TOKENS = 10_000_000;
+export const MAX_REPORTED_TOKENS = 1_000_000_000;
 
-function isCount(n: unknown): n is number {
-  return typeof n === 'number' && Number.isInteger(n) && n >= 0 && n <= MAX_REPORTED_TOKENS;
+function isWholeCount(n: unknown): n is number {
+  return typeof n === 'number' && Number.isInteger(n) && n >= 0;
 }
 
 /**
  * Usage from outside symfonic's own arithmetic (a provider, a foreign child, a remote answer),
- * returned as a clean copy when every count is a whole number in [0, MAX_REPORTED_TOKENS], else
- * undefined: the caller estimates instead and marks the figure so. A string, NaN or negative
- * count would poison every ledger and budget comparison it joined.
+ * as a clean copy: whole, non-negative counts, each capped at MAX_REPORTED_TOKENS (and then
+ * marked estimated). Undefined when a count is missing, negative, fractional, NaN or not a
+ * number: the caller estimates instead and marks the figure so. Such a count would poison every
+ * ledger and budget comparison it joined.
  */
 export function soundUsage(u: unknown): Usage | undefined {
   if (typeof u !== 'object' || u === null) return undefined;
   const r = u as Partial<Record<keyof Usage, unknown>>;
-  if (!isCount(r.inputTokens) || !isCount(r.outputTokens)) return undefined;
-  if (r.cacheReadInputTokens !== undefined && (!isCount(r.cacheReadInputTokens) || r.cacheReadInputTokens > r.inputTokens)) return undefined;
-  const out: Usage = { inputTokens: r.inputTokens, outputTokens: r.outputTokens, source: r.source === 'estimated' ? 'estimated' : 'reported' };
-  if (r.cacheReadInputTokens !== undefined) out.cacheReadInputTokens = r.cacheReadInputTokens;
+  const cache = r.cacheReadInputTokens;
+  if (!isWholeCount(r.inputTokens) || !isWholeCount(r.outputTokens)) return undefined;
+  if (cache !== undefined && (!isWholeCount(cache) || cache > r.inputTokens)) return undefined;
+  const capped = r.inputTokens > MAX_REPORTED_TOKENS || r.outputTokens > MAX_REPORTED_TOKENS;
+  const out: Usage = {
+    inputTokens: Math.min(r.inputTokens, MAX_REPORTED_TOKENS),
+    outputTokens: Math.min(r.outputTokens, MAX_REPORTED_TOKENS),
+    source: capped || r.source === 'estimated' ? 'estimated' : 'reported',
+  };
+  if (cache !== undefined) out.cacheReadInputTokens = Math.min(cache, out.inputTokens);
   return out;
 }
 
-/** The most USD one report may claim; past it a figure is a fault, not a cost. */
-const MAX_REPORTED_COST_USD = 1_000_000;
+/** The most USD one report may claim; a larger figure is capped to it, like tokens. */
+export const MAX_REPORTED_COST_USD = 1_000_000;
 
-/** A cost from outside symfonic: a finite, non-negative number within reason, else null (unknown). */
+/** A cost from outside symfonic: finite and non-negative (capped at MAX_REPORTED_COST_USD), else null (unknown). */
 export function soundCost(c: unknown): number | null {
-  return typeof c === 'number' && Number.isFinite(c) && c >= 0 && c <= MAX_REPORTED_COST_USD ? c : null;
+  return typeof c === 'number' && Number.isFinite(c) && c >= 0 ? Math.min(c, MAX_REPORTED_COST_USD) : null;
 }

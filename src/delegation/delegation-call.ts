@@ -1,4 +1,5 @@
 import { SpanStatusCode } from '@opentelemetry/api';
+import { redactSecrets } from '../core/redact.js';
 import { ATTR, type DelegationOutcome } from '../observability/attributes.js';
 import type { DelegationCallContext } from './call-context.js';
 
@@ -37,7 +38,7 @@ export class DelegationCall {
       span.setAttribute(ATTR.delegationOutcome, outcome);
       if (typeof result !== 'string') {
         span.setAttribute(ATTR.errorType, result.errorType);
-        span.setStatus({ code: SpanStatusCode.ERROR, message: result.message });
+        span.setStatus({ code: SpanStatusCode.ERROR, message: redactSecrets(result.message) });
       }
     }
     // A name the roster does not hold came from the model, and could be anything: as a metric

@@ -73,11 +73,17 @@ interface TenantLedger {
   reserved: Spend;
 }
 
+/** How long a settled id is remembered, so a retried settle is not charged again. */
+const SETTLED_MARKER_MS = 3_600_000;
+
 /** Spend kept in this process's memory. Every operation is synchronous, hence atomic here. */
 export class InMemoryBudgetStore implements BudgetStore {
   readonly id = `memory:${Math.random().toString(36).slice(2, 10)}`;
   private readonly ledgers = new Map<string, TenantLedger>();
   private nextId = 1;
+  // Ids settled without a reservation behind them (absorbed spend), with when: a settle is
+  // idempotent per id, and these ids, unlike the numbered ones, say nothing of their history.
+  private readonly settledIds = new Map<string, number>();
 
   private ledger(tenantId: string): TenantLedger {
     let l = this.ledgers.get(tenantId);
@@ -124,10 +130,27 @@ export class InMemoryBudgetStore implements BudgetStore {
 
   settle(tenantId: string, reservationId: string | number, actual: Spend, now: number): void {
     const l = this.ledger(tenantId);
+    if (!this.firstSettle(l, tenantId, reservationId, now)) return;
     this.release(tenantId, reservationId);
     l.total.tokens += actual.tokens;
     l.total.costUsd += actual.costUsd;
     if (l.windowMs !== undefined) l.settled.push({ at: now, tokens: actual.tokens, costUsd: actual.costUsd });
+  }
+
+  /**
+   * Whether this settle is the first under its id. A numbered id is this store's own: once it is
+   * no longer reserved it was settled or released, so a second settle charges nothing. Any other
+   * id is remembered for an hour.
+   */
+  private firstSettle(l: TenantLedger, tenantId: string, id: string | number, now: number): boolean {
+    if (typeof id === 'number') return l.reservations.has(id) || id >= this.nextId;
+    const key = `${tenantId}\u0000${id}`;
+    if (this.settledIds.has(key)) return false;
+    if (this.settledIds.size >= 4096) {
+      for (const [k, at] of this.settledIds) if (now - at > SETTLED_MARKER_MS) this.settledIds.delete(k);
+    }
+    this.settledIds.set(key, now);
+    return true;
   }
 
   release(tenantId: string, reservationId: string | number): void {

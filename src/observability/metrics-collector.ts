@@ -107,12 +107,20 @@ export class MetricsCollector implements Accounting {
     }
     if (ledger.runs.has(frame.runId)) throw new DuplicateRunError(frame.runId);
     const parent = frame.parentRunId === null ? undefined : ledger.runs.get(frame.parentRunId);
-    const entry = newEntry(frame.runId, frame.scope?.tenantId ?? null, parent);
+    const tenantId = frame.scope?.tenantId ?? null;
+    if (parent !== undefined && (parent.tenantId !== tenantId || parent.rootRunId !== frame.rootRunId)) {
+      // A parent id names a run in flight; another tenant's (or another tree's) run must not be
+      // made to carry this run's spend in its totals.
+      throw new ConfigurationError(
+        `run "${frame.runId}" names "${frame.parentRunId}" as its parent, but that run belongs to ${parent.tenantId === tenantId ? `tree "${parent.rootRunId}"` : `another tenant`}: ` +
+          `a child runs in its parent's tree and tenant. Pass the parent's rootRunId and scope, or start a root run.`,
+      );
+    }
+    const entry = newEntry(frame.runId, tenantId, parent, frame.rootRunId);
     if (parent) (parent.children ??= []).push(frame.runId);
     ledger.runs.set(frame.runId, entry);
     // The receipt names the store only when this run's tenant is held to a budget there: spend
     // written nowhere must still be charged by a delegator whose store it is.
-    const tenantId = entry.tenantId;
     const store = tenantId !== null && this.budgets?.limitFor(tenantId) !== undefined ? (this.budgets.store.id ?? null) : null;
     return new CollectorRunAccount(this, ledger, entry, { ledger: this.id, store }, report);
   }

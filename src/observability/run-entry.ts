@@ -4,6 +4,7 @@ import type { RunFigures } from './accounting.js';
 /** A run's live figures in a collector. */
 export interface RunEntry {
   readonly runId: string;
+  readonly rootRunId: string;
   readonly tenantId: string | null;
   readonly own: Usage;
   readonly total: Usage;
@@ -20,9 +21,10 @@ export interface RunEntry {
   children: string[] | undefined;
 }
 
-export function newEntry(runId: string, tenantId: string | null, parent: RunEntry | undefined): RunEntry {
+export function newEntry(runId: string, tenantId: string | null, parent: RunEntry | undefined, rootRunId: string): RunEntry {
   return {
     runId,
+    rootRunId,
     tenantId,
     own: emptyUsage(),
     total: emptyUsage(),

@@ -12,6 +12,7 @@ import {
   type ChildAgent,
 } from '../../src/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
+import { MAX_REPORTED_TOKENS } from '../../src/core/usage.js';
 import { callsThenAnswer, runAgent } from '../delegation/helpers.js';
 
 const prices = priceTable({ m: { inputPerMTok: 1, outputPerMTok: 2 } });
@@ -41,7 +42,6 @@ describe('usage reported from outside symfonic is checked like a model\'s', () =
     ['strings', { inputTokens: '11000', outputTokens: '55' }],
     ['missing', undefined],
     ['fractional', { inputTokens: 1.5, outputTokens: 2 }],
-    ['absurdly large', { inputTokens: 1e308, outputTokens: 1e308 }],
   ])('%s usage from a foreign child is estimated, and the ledger, the store and later limits stay sound', async (_label, reported) => {
     const store = new InMemoryBudgetStore();
     const collector = new MetricsCollector({ prices, budgets: new TenantBudgets({ limits: { acme: { maxTokens: 1000 } }, store, defaultMaxTokens: 50 }) });
@@ -69,6 +69,28 @@ describe('usage reported from outside symfonic is checked like a model\'s', () =
     }
     expect(refused).toBeGreaterThan(0);
     expect(store.usage('acme', undefined, Date.now()).spent.tokens).toBeLessThanOrEqual(1000 + 100);
+  });
+
+  it('an absurdly large report is capped at the ceiling and marked estimated: the tenant pays the most a report can, sums stay finite', async () => {
+    const store = new InMemoryBudgetStore();
+    const collector = new MetricsCollector({ prices, budgets: new TenantBudgets({ limits: { acme: { maxTokens: 1000 } }, store, defaultMaxTokens: 50 }) });
+    // The parent's next model call, after taking in the report, is over the limit: refused.
+    const error = await parentOf(liar({ inputTokens: 1e308, outputTokens: 1e308 }, 1e308), collector).run('go', { scope }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(BudgetExceededError);
+    expect(Number.isFinite((error as BudgetExceededError).spent)).toBe(true);
+    const spent = store.usage('acme', undefined, Date.now()).spent;
+    expect(spent.tokens).toBe(2 * MAX_REPORTED_TOKENS + 10 + 1); // the report, capped, and the parent's one call
+    expect(spent.costUsd).toBeLessThan(Infinity);
+    const ledger = collector.tenant('acme').usage;
+    expect(ledger.source).toBe('estimated');
+    expect(ledger.inputTokens).toBe(MAX_REPORTED_TOKENS + 10);
+  });
+
+  it('a legitimate subtree above ten million tokens is taken as reported, not collapsed to an estimate', async () => {
+    const collector = new MetricsCollector({ prices });
+    const r = await parentOf(liar({ inputTokens: 12_000_000, outputTokens: 400_000 }, 30), collector).run('go', { scope });
+    expect(r.totalUsage.inputTokens).toBe(12_000_000 + 20);
+    expect(r.totalUsage.source).toBe('reported');
   });
 
   it('a non-symfonic FacadeChild reporting NaN usage is estimated, never written raw', async () => {
