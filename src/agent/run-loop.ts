@@ -1,5 +1,6 @@
 import { MaxTurnsExceededError, abortErrorFrom } from '../core/errors.js';
 import { runSignal } from '../core/abort.js';
+import { attachSpent } from '../core/spent.js';
 import type { Message, ModelResponse } from '../model/types.js';
 import type { AgentCore } from './agent-core.js';
 import type { AgentResponse } from './agent-response.js';
@@ -88,6 +89,7 @@ export async function executeRun(core: AgentCore, query: string, request: RunReq
     const closing = run.account.close();
     const figures = closing instanceof Promise ? await closing : closing;
     if (run.handOff) run.handOff.figures = figures;
+    attachSpent(error, { runId: run.frame.runId, total: figures.total, totalCostUsd: figures.totalCostUsd, receipt: run.account.receipt });
     core.delegationContext?.close(run.frame.runId);
     setRunTotals(run.span, figures);
     failSpan(run.span, error);

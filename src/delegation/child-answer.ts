@@ -1,5 +1,6 @@
 import type { ZodType } from 'zod';
 import type { HandOff, HandOffReceipt } from '../core/frame-handoff.js';
+import { spentOf } from '../core/spent.js';
 import { parseOutput } from '../core/structured-output.js';
 import { estimateTokens, soundCost, soundUsage, type Usage } from '../core/usage.js';
 import type { ChildSpend } from '../observability/accounting.js';
@@ -41,11 +42,16 @@ export function childSpend(childRunId: string, task: string, answer: string, res
  * and its tenant's store must still see it. Undefined when there is nothing to take in (the
  * child accounted in this very ledger, or no symfonic run of it ever closed).
  */
-export function failedChildSpend(childRunId: string, handOff: HandOff): ChildSpend | undefined {
+export function failedChildSpend(childRunId: string, handOff: HandOff, error: unknown): ChildSpend | undefined {
   const closed = handOff.figures;
-  if (closed === undefined || handOff.receipt === undefined) return undefined;
-  const usage = soundUsage(closed.total);
-  return usage === undefined ? undefined : { childRunId, usage, costUsd: soundCost(closed.totalCostUsd), receipt: handOff.receipt };
+  if (closed !== undefined && handOff.receipt !== undefined) {
+    const usage = soundUsage(closed.total);
+    return usage === undefined ? undefined : { childRunId, usage, costUsd: soundCost(closed.totalCostUsd), receipt: handOff.receipt };
+  }
+  // A child outside the hand-off (a remote one, say) may still say on its error what it spent.
+  const spent = spentOf(error);
+  const usage = spent === undefined ? undefined : soundUsage(spent.total);
+  return usage === undefined ? undefined : { childRunId, usage, costUsd: soundCost(spent!.totalCostUsd), receipt: spent!.receipt };
 }
 
 function estimated(task: string, answer: string): Usage {

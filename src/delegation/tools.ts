@@ -179,8 +179,7 @@ export class DelegationTools {
       return call.finish(text);
     } catch (error) {
       // A child that failed after spending in a ledger of its own still spent.
-      const spent = started && failedChildSpend(childRunId, started.handOff);
-      if (spent) ctx.account?.absorbChild(spent);
+      if (started) absorbFailedChild(ctx, childRunId, started, error);
       if (ctx.signal.aborted) throw abortErrorFrom(ctx.signal);
       if (failsTheRun(error)) throw error;
       return call.finish(this.refusalFor(name, error, link.timedOut));
@@ -206,6 +205,24 @@ export class DelegationTools {
       e.name || 'Error',
     );
   }
+}
+
+/**
+ * Takes in what a failed child spent. A child let go at its timeout, or on its parent's abort,
+ * may not have closed yet: its spend is taken in when it does, into whatever of its tree and
+ * tenant is still there to receive it.
+ */
+function absorbFailedChild(ctx: DelegationCallContext, childRunId: string, started: StartedChild, error: unknown): void {
+  const account = ctx.account;
+  if (account === undefined) return;
+  const spent = failedChildSpend(childRunId, started.handOff, error);
+  if (spent) return account.absorbChild(spent);
+  if (!started.handOff.taken || started.handOff.figures !== undefined) return;
+  const later = () => {
+    const s = failedChildSpend(childRunId, started.handOff, undefined);
+    if (s) account.absorbChild(s);
+  };
+  started.running.then(later, later);
 }
 
 /** The frame of a run that called run_agent without one (tools composed by hand, outside the loop). */
