@@ -1,11 +1,12 @@
 // @ts-check
 // The remote_hop case: one delegated hop to a child served by serveAgent over loopback, against
 // the floor of a bare node:http POST round trip carrying the same request and response bytes,
-// measured in the same rounds. Run alone: node --expose-gc bench/remote.js [--quick]; or from
+// measured in the same rounds. Run alone: node --expose-gc bench/remote.js [--quick] [--split]
+// (--split adds the pieces a hop is made of, docs/design.md "Remote children"); or from
 // bench/run.js with --only=remote_hop.
-import { request, createServer } from 'node:http';
-import { MetricsCollector, SymfonicAgent, TenantBudgets, priceTable } from '../dist/index.js';
-import { remoteChild, serveAgent } from '../dist/remote/index.js';
+import { Agent, request, createServer } from 'node:http';
+import { MetricsCollector, SubAgent, SymfonicAgent, TenantBudgets, priceTable } from '../dist/index.js';
+import { RemoteChildAgent, remoteChild, serveAgent } from '../dist/remote/index.js';
 import { scriptedModel } from '../dist/testing/index.js';
 import { emit, installSdk, printTable, quantile, result, round2, timeSequential } from './harness.js';
 
@@ -49,7 +50,7 @@ async function bareRoundTrip(body, reply) {
       req.on('error', reject);
       req.end(body);
     });
-  return { op, close: () => new Promise((r) => server.close(() => r(undefined))) };
+  return { op, url: `http://127.0.0.1:${port}/`, close: () => new Promise((r) => server.close(() => r(undefined))) };
 }
 
 /**
@@ -59,29 +60,84 @@ async function bareRoundTrip(body, reply) {
 function bodyRecorder() {
   /** @type {Promise<string> | undefined} */
   let recorded;
+  /** @type {import('node:http').IncomingHttpHeaders} */
+  let headers = {};
   let armed = true;
   return {
     /** @param {import('node:http').IncomingMessage} req */
     see(req) {
       if (!armed) return;
       armed = false;
+      headers = { ...req.headers };
       const chunks = [];
       req.on('data', (c) => chunks.push(c));
       recorded = new Promise((r) => req.once('end', () => r(Buffer.concat(chunks).toString('utf8'))));
     },
     body: () => recorded ?? Promise.reject(new Error('remote_hop: no request was recorded')),
+    headers: () => headers,
   };
 }
 
 /**
- * @param {{ quick: boolean, report: (r: import('./harness.js').CaseResult) => void, sdk?: import('./harness.js').Sdk }} ctx
+ * A node:http client posting `body` with `headers` (keep-alive), fresh ids each call where the
+ * baggage names the child's run: the served side refuses nothing it would accept from remoteChild.
+ * @param {string} url @param {Record<string, string>} headers @param {string} body
  */
-export async function remoteHopCase({ quick, report, sdk }) {
+function poster(url, headers, body) {
+  const agent = new Agent({ keepAlive: true });
+  const { hostname, port, pathname } = new URL(url);
+  let seq = 0;
+  const op = () =>
+    new Promise((resolve, reject) => {
+      /** @type {Record<string, string>} */
+      const h = { ...headers, 'content-length': String(Buffer.byteLength(body)) };
+      if (h.baggage) h.baggage = h.baggage.replace(/symfonic\.run_id=[^,]*/, `symfonic.run_id=split${++seq}`);
+      const req = request({ hostname, port, path: pathname, method: 'POST', agent, headers: h }, (res) => {
+        const chunks = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => resolve(JSON.parse(Buffer.concat(chunks).toString('utf8'))));
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  return { op, close: () => agent.destroy() };
+}
+
+/**
+ * A server that is only bytes: the served agent's card (pointing here) and, to any POST, the
+ * served agent's reply with the request's id. What remoteChild costs on its own is its time
+ * against this, minus the floor.
+ * @param {string} card @param {string} reply
+ */
+async function cannedAgent(card, reply) {
+  let url = '';
+  const server = createServer((req, res) => {
+    if (req.method === 'GET') return void res.writeHead(200, { 'content-type': 'application/json' }).end(card.replaceAll('__URL__', url));
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const { id } = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      const out = reply.replace(/^\{"jsonrpc":"2\.0","id":[^,]*,/, `{"jsonrpc":"2.0","id":${JSON.stringify(id)},`);
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(out) }).end(out);
+    });
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', () => r(undefined)));
+  url = `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (server.address()).port}/`;
+  return { url, close: () => new Promise((r) => server.close(() => r(undefined))) };
+}
+
+/**
+ * @param {{ quick: boolean, split?: boolean, report: (r: import('./harness.js').CaseResult) => void, sdk?: import('./harness.js').Sdk }} ctx
+ */
+export async function remoteHopCase({ quick, split = false, report, sdk }) {
   const scope = Object.freeze({ tenantId: TENANT });
   const options = Object.freeze({ scope });
   const leafModel = scriptedModel(() => ({ text: 'child answer', usage: USAGE }));
   const servedModel = scriptedModel(() => ({ text: 'child answer', usage: USAGE }));
-  const parentModel = scriptedModel((r) => (afterTools(r) ? { text: 'done', usage: USAGE } : { toolCalls: [{ name: 'run_agent', arguments: { name: 'child', task: TASK } }], usage: USAGE }));
+  const delegating = () => scriptedModel((r) => (afterTools(r) ? { text: 'done', usage: USAGE } : { toolCalls: [{ name: 'run_agent', arguments: { name: 'child', task: TASK } }], usage: USAGE }));
+  const parentModel = delegating();
+  const localParentModel = delegating();
+  const localModel = scriptedModel(() => ({ text: 'child answer', usage: USAGE }));
   const served = new SymfonicAgent({ name: 'child', modelProvider: servedModel, metricsCollector: collector() });
   const recorder = bodyRecorder();
   const server = await serveAgent(served, {
@@ -106,7 +162,7 @@ export async function remoteHopCase({ quick, report, sdk }) {
   const payload = { body: sent, reply: await answered.text() };
   const bare = await bareRoundTrip(payload.body, payload.reply);
   const forget = () => {
-    for (const m of [leafModel, servedModel, parentModel]) m.calls.length = 0;
+    for (const m of [leafModel, servedModel, parentModel, localModel, localParentModel]) m.calls.length = 0;
     sdk?.reset();
   };
   const n = quick ? 200 : 1000;
@@ -117,10 +173,34 @@ export async function remoteHopCase({ quick, report, sdk }) {
     ['leaf', () => leaf.run('Answer directly.', options)],
     ['floor', bare.op],
   ];
+  // --split: where a hop goes. The bare POST with the hop's own headers; remoteChild against a
+  // server of canned bytes; a bare POST to serveAgent (the served side and its run); and a parent
+  // with a local child (the delegation turn as in `hop`).
+  const sentHeaders = recorder.headers();
+  const hopHeaders = Object.fromEntries(['authorization', 'traceparent', 'tracestate', 'baggage', 'a2a-version', 'content-type', 'accept'].filter((k) => typeof sentHeaders[k] === 'string').map((k) => [k, String(sentHeaders[k])]));
+  /** @type {(() => unknown)[]} */
+  const closers = [];
+  if (split) {
+    const withHeaders = poster(bare.url, hopHeaders, payload.body);
+    const toServed = poster(server.url, hopHeaders, payload.body);
+    const card = (await (await fetch(`${server.url}/.well-known/agent-card.json`)).text()).replaceAll(`${server.url}/`, '__URL__');
+    const canned = await cannedAgent(card, payload.reply);
+    const client = new RemoteChildAgent({ name: 'child', url: canned.url, description: 'Answers one question.', headers: { authorization: `Bearer ${TOKEN}` } });
+    const childOptions = { runId: 'split-child', rootRunId: 'split-root', parentRunId: 'split-root', scope, agentDepth: 1, maxAgentDepth: 5 };
+    const localChild = new SymfonicAgent({ name: 'child', modelProvider: localModel, metricsCollector: collector() });
+    const local = new SymfonicAgent({ name: 'parent', modelProvider: localParentModel, metricsCollector: collector(), subAgents: [new SubAgent({ name: 'child', agent: localChild, description: 'Answers one question.' })] });
+    parts.push(
+      ['floor_hop_headers', withHeaders.op],
+      ['client_vs_canned', () => client.run(TASK, /** @type {never} */ (childOptions))],
+      ['post_to_served', toServed.op],
+      ['local_parent', () => local.run('Ask the child.', options)],
+    );
+    closers.push(withHeaders.close, toServed.close, () => client.close(), canned.close);
+  }
   for (const [, op] of parts) await timeSequential(n, op);
   forget();
   /** @type {Record<string, import('./harness.js').Timing[]>} */
-  const times = { parent: [], leaf: [], floor: [] };
+  const times = Object.fromEntries(parts.map(([part]) => [part, /** @type {import('./harness.js').Timing[]} */ ([])]));
   const hop = [];
   const ratios = [];
   const cpuRatios = [];
@@ -140,6 +220,7 @@ export async function remoteHopCase({ quick, report, sdk }) {
     ratios.push(h.wall / f.wall);
     cpuRatios.push(h.cpu / f.cpu);
   }
+  for (const close of closers) await close();
   await server.close();
   await bare.close();
   if (parentCollector.openRuns !== 0) throw new Error(`remote_hop: ${parentCollector.openRuns} runs left open`);
@@ -150,15 +231,17 @@ export async function remoteHopCase({ quick, report, sdk }) {
   r.cpu_hop_over_floor = round2(quantile(cpuRatios, 0.5));
   r.note = `remote hop/bare POST ${r.hop_over_floor} (cpu ${r.cpu_hop_over_floor}; target <= 2)`;
   report(r);
+  for (const [part] of parts.slice(3)) report(result(`remote_split_${part}`, times[part] ?? [], n));
 }
 
-// Run on its own: node --expose-gc bench/remote.js [--quick]
+// Run on its own: node --expose-gc bench/remote.js [--quick] [--split]
 if (import.meta.url === `file://${process.argv[1]}`) {
   const quick = process.argv.includes('--quick');
+  const split = process.argv.includes('--split');
   /** @type {import('./harness.js').CaseResult[]} */
   const results = [];
   const sdk = installSdk();
-  remoteHopCase({ quick, sdk, report: (r) => (results.push(r), emit(r)) })
+  remoteHopCase({ quick, split, sdk, report: (r) => (results.push(r), emit(r)) })
     .then(() => sdk.shutdown())
     .then(() => printTable(results))
     .catch((error) => {
