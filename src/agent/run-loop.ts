@@ -1,6 +1,8 @@
 import { MaxTurnsExceededError, abortErrorFrom } from '../core/errors.js';
 import { runSignal } from '../core/abort.js';
 import { attachSpent } from '../core/spent.js';
+import type { HandOff } from '../core/frame-handoff.js';
+import type { RunFigures } from '../observability/accounting.js';
 import type { Message, ModelResponse } from '../model/types.js';
 import type { AgentCore } from './agent-core.js';
 import type { AgentResponse } from './agent-response.js';
@@ -17,6 +19,12 @@ import { runTool } from './tool-dispatch.js';
 export { EmptyModelResponseError } from './model-response.js';
 
 const NO_CHILDREN: readonly string[] = Object.freeze([]);
+
+/** What the delegator reads once the child's run is over: its receipt as it stands now, and its figures. */
+function closeHandOff(handOff: HandOff, run: RunState, figures: RunFigures): void {
+  handOff.receipt = run.account.receipt;
+  handOff.figures = figures;
+}
 
 /** Opens everything a run holds, in order; a failure part-way closes what was opened. */
 function openRun(core: AgentCore, request: RunRequest, extras: RunExtras): RunState {
@@ -88,7 +96,7 @@ export async function executeRun(core: AgentCore, query: string, request: RunReq
   } catch (error) {
     const closing = run.account.close();
     const figures = closing instanceof Promise ? await closing : closing;
-    if (run.handOff) run.handOff.figures = figures;
+    if (run.handOff) closeHandOff(run.handOff, run, figures);
     attachSpent(error, { runId: run.frame.runId, total: figures.total, totalCostUsd: figures.totalCostUsd, receipt: run.account.receipt });
     core.delegationContext?.close(run.frame.runId);
     setRunTotals(run.span, figures);
@@ -105,7 +113,7 @@ export async function executeRun(core: AgentCore, query: string, request: RunReq
 async function finish(run: RunState, text: string, started: number): Promise<AgentResponse> {
   const closing = run.account.close();
   const figures = closing instanceof Promise ? await closing : closing;
-  if (run.handOff) run.handOff.figures = figures;
+  if (run.handOff) closeHandOff(run.handOff, run, figures);
   const f = run.frame;
   const delegatedTo = run.core.delegationContext ? run.core.delegationContext.close(f.runId) : NO_CHILDREN;
   if (run.span.isRecording()) setRunTotals(run.span, figures);

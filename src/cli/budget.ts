@@ -36,12 +36,12 @@ export async function budgetCommand(args: string[]): Promise<number> {
     const tenants = values.tenant ?? (await store.tenants());
     const reports: TenantBudgetReport[] = [];
     for (const t of tenants) reports.push(await store.report(t));
-    process.stdout.write(values.json ? JSON.stringify({ store: store.id, tenants: reports }, null, 2) + '\n' : renderReports(store.id, reports));
+    process.stdout.write(values.json ? JSON.stringify({ store: store.name, tenants: reports }, null, 2) + '\n' : renderReports(store.name, reports));
     return 0;
   } catch (error) {
     if (!(error instanceof BudgetStoreUnavailableError)) throw error;
     const why = error.cause instanceof Error ? error.cause.message : String(error.cause);
-    process.stderr.write(`symfonic budget: cannot read ${store.id}: ${why}. Check that Redis runs at ${redactUrl(url)}.\n`);
+    process.stderr.write(`symfonic budget: cannot read ${store.name}: ${why}. Check that Redis runs at ${redactUrl(url)}.\n`);
     return 1;
   } finally {
     await store.close();

@@ -120,8 +120,10 @@ export class MetricsCollector implements Accounting {
     if (parent) (parent.children ??= []).push(frame.runId);
     ledger.runs.set(frame.runId, entry);
     // The receipt names the store only when this run's tenant is held to a budget there: spend
-    // written nowhere must still be charged by a delegator whose store it is.
-    const store = tenantId !== null && this.budgets?.limitFor(tenantId) !== undefined ? (this.budgets.store.id ?? null) : null;
-    return new CollectorRunAccount(this, ledger, entry, { ledger: this.id, store }, report);
+    // written nowhere must still be charged by a delegator whose store it is. Read when asked,
+    // since a shared store learns the id of its data on first contact.
+    const budgets = tenantId !== null && this.budgets?.limitFor(tenantId) !== undefined ? this.budgets : undefined;
+    const receipt = () => ({ ledger: this.id, store: budgets?.store.id ?? null });
+    return new CollectorRunAccount(this, ledger, entry, receipt, report);
   }
 }

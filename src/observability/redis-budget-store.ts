@@ -179,7 +179,8 @@ export function isUnavailable(error: unknown): boolean {
  * docs/design.md, "The Redis budget store", for the key layout, clock, leases and faults.
  */
 export class RedisBudgetStore implements BudgetStore {
-  readonly id: string;
+  /** Where the store is (server, database, key prefix), without credentials: for messages and logs. */
+  readonly name: string;
   readonly keyPrefix: string;
   readonly leaseMs: number;
   readonly onUnavailable: 'deny' | 'allow';
@@ -207,12 +208,15 @@ export class RedisBudgetStore implements BudgetStore {
   private flushing: Promise<void> | undefined;
   private failures = 0;
   private counter: { for: MeterProvider | Meter; counter: Counter } | undefined;
+  private dataId: string | undefined;
+  private learning: Promise<void> | undefined;
   private readonly onReady = (): void => {
     this.everReady = true;
+    void this.learnIdentity();
     if (this.pending.size > 0) void this.flushPending();
   };
   private readonly onError = (error: unknown): void => {
-    this.log.debug({ store: this.id, err: describe(error) }, 'budget store connection error');
+    this.log.debug({ store: this.name, err: describe(error) }, 'budget store connection error');
   };
 
   constructor(options: RedisBudgetStoreOptions) {
@@ -225,7 +229,7 @@ export class RedisBudgetStore implements BudgetStore {
     this.markerMs = String(o.settledMarkerMs ?? DEFAULTS.settledMarkerMs);
     this.log = o.logger ?? silentLogger;
     this.meter = o.meter;
-    this.id = storeId(o.redis, this.keyPrefix);
+    this.name = storeId(o.redis, this.keyPrefix);
     if (typeof o.redis === 'string') {
       this.url = o.redis;
       this.owned = true;
@@ -256,7 +260,7 @@ export class RedisBudgetStore implements BudgetStore {
       if (reply[0] === 1) return { ok: true, reservationId: id, spent: spendOf(reply[1], reply[2]), reserved: spendOf(reply[3], reply[4]) };
       if (reply[0] === 0) return { ok: false, limit: reply[1] as 'maxTokens' | 'maxCostUsd', spent: spendOf(reply[2], reply[3]), reserved: spendOf(reply[4], reply[5]) };
       // The id is taken: another store drew the same random part (about 2^-72). Draw again.
-      if (attempt >= 2) throw new SymfonicError(`RedisBudgetStore ${this.id}: reservation id ${id} is already in use three draws running; the leases set of tenant ${JSON.stringify(tenantId)} holds ids this store did not expect`);
+      if (attempt >= 2) throw new SymfonicError(`RedisBudgetStore ${this.name}: reservation id ${id} is already in use three draws running; the leases set of tenant ${JSON.stringify(tenantId)} holds ids this store did not expect`);
       this.idBase = randomId();
     }
   }
@@ -336,13 +340,41 @@ export class RedisBudgetStore implements BudgetStore {
     const left = this.client || this.connecting ? await this.flush() : 0;
     this.closed = true;
     if (left > 0) {
-      this.log.error({ store: this.id, unwritten: this.unwritten() }, `budget store closed with ${left} write(s) it could not make; that spend is not in Redis`);
+      this.log.error({ store: this.name, unwritten: this.unwritten() }, `budget store closed with ${left} write(s) it could not make; that spend is not in Redis`);
     }
     const client = this.client;
     if (!client) return;
     client.off('ready', this.onReady);
     client.off('error', this.onError);
     if (this.owned) await client.quit().catch(() => client.disconnect());
+  }
+
+  /**
+   * Names the data this store writes to: a random id kept in Redis under the key prefix, set by
+   * the first store ever to connect and read by every other. So two processes agree exactly when
+   * they share the data, however each reaches the server (`localhost` or `127.0.0.1`, a proxy),
+   * and two servers at the same address on different hosts never pass for one. Undefined until
+   * the store has reached Redis once: until then nothing is skipped as already charged here.
+   */
+  get id(): string | undefined {
+    return this.dataId;
+  }
+
+  private learnIdentity(): Promise<void> {
+    if (this.dataId !== undefined || this.client === undefined) return Promise.resolve();
+    const client = this.client;
+    return (this.learning ??= (async () => {
+      try {
+        const key = `${this.keyPrefix}store-id`;
+        await this.bounded(client.set(key, `redis:${randomUUID()}`, 'NX'));
+        const id = await this.bounded(client.get(key));
+        if (typeof id === 'string') this.dataId = id;
+      } catch {
+        // Unreachable now: learnt on the next connection.
+      } finally {
+        this.learning = undefined;
+      }
+    })());
   }
 
   private track(p: Promise<void>): Promise<void> {
@@ -381,7 +413,7 @@ export class RedisBudgetStore implements BudgetStore {
     // Once, then at each power of two: an outage of thousands of calls logs a dozen lines.
     if ((n & (n - 1)) === 0 && op.operation === 'settle') {
       this.log.error(
-        { store: this.id, tenant_id: op.tenantId, reservation_id: op.reservationId, tokens: op.spend.tokens, cost_usd: op.spend.costUsd, unwritten: n, err: op.error },
+        { store: this.name, tenant_id: op.tenantId, reservation_id: op.reservationId, tokens: op.spend.tokens, cost_usd: op.spend.costUsd, unwritten: n, err: op.error },
         'budget store could not record a settle; the spend is kept in memory and written when Redis is back (see store.unwritten())',
       );
     }
@@ -407,7 +439,7 @@ export class RedisBudgetStore implements BudgetStore {
       const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
       if (failed && isUnavailable(failed.reason)) return;
     }
-    if (ops.length > 0) this.log.info({ store: this.id, written: ops.length - this.pending.size, unwritten: this.pending.size }, 'budget store wrote kept settles');
+    if (ops.length > 0) this.log.info({ store: this.name, written: ops.length - this.pending.size, unwritten: this.pending.size }, 'budget store wrote kept settles');
   }
 
   private reserveWithoutRedis(tenantId: string, error: unknown): ReserveResult {
@@ -417,14 +449,14 @@ export class RedisBudgetStore implements BudgetStore {
       throw this.unavailableError(tenantId, error);
     }
     this.countUnavailable('reserve', 'allowed');
-    const reason = `budget store ${this.id} unavailable: ${describe(error)}`;
-    this.log.warn({ store: this.id, tenant_id: tenantId, err: describe(error) }, "budget store unavailable; the model call runs unchecked (onUnavailable: 'allow')");
+    const reason = `budget store ${this.name} unavailable: ${describe(error)}`;
+    this.log.warn({ store: this.name, tenant_id: tenantId, err: describe(error) }, "budget store unavailable; the model call runs unchecked (onUnavailable: 'allow')");
     return { ok: true, reservationId: UNCHECKED_ID + randomUUID(), spent: { ...ZERO }, reserved: { ...ZERO }, unchecked: { reason } };
   }
 
   private unavailableError(tenantId: string, error: unknown): Error {
     if (!isUnavailable(error)) return error as Error;
-    return new BudgetStoreUnavailableError(this.id, tenantId, { cause: error });
+    return new BudgetStoreUnavailableError(this.name, tenantId, { cause: error });
   }
 
   private async usageReply(tenantId: string, window: string): Promise<unknown[]> {
@@ -437,7 +469,7 @@ export class RedisBudgetStore implements BudgetStore {
 
   /** Runs a script by its SHA; a server that lacks it (restarted, flushed) gets the text once more. */
   private async eval(script: BudgetScript, tenantId: string, args: string[]): Promise<unknown> {
-    if (this.closed) throw new ConfigurationError(`RedisBudgetStore ${this.id} is closed; make a new store to use it again.`);
+    if (this.closed) throw new ConfigurationError(`RedisBudgetStore ${this.name} is closed; make a new store to use it again.`);
     const client = this.client !== undefined && this.everReady ? this.client : await this.ready();
     const keys = this.keysFor(tenantId, script.keys);
     let reply: unknown;
@@ -463,6 +495,7 @@ export class RedisBudgetStore implements BudgetStore {
   /** A client that has connected once. A made client is waited for on first use; after that a lost connection fails fast. */
   private async ready(): Promise<RedisClient> {
     const client = this.client ?? (await (this.connecting ??= this.open()));
+    if (this.dataId === undefined && client.status === 'ready') void this.learnIdentity();
     if (!this.owned || this.everReady || client.status === 'ready') {
       this.everReady ||= client.status === 'ready';
       return client;
@@ -541,12 +574,12 @@ export class RedisBudgetStore implements BudgetStore {
   private noteFailure(operation: string, error: unknown): void {
     if (!isUnavailable(error)) return;
     if (this.failures++ === 0) {
-      this.log.error({ store: this.id, operation, err: describe(error) }, `budget store unreachable (onUnavailable: '${this.onUnavailable}'); it reconnects by itself`);
+      this.log.error({ store: this.name, operation, err: describe(error) }, `budget store unreachable (onUnavailable: '${this.onUnavailable}'); it reconnects by itself`);
     }
   }
 
   private noteRecovery(): void {
-    this.log.info({ store: this.id, failed_calls: this.failures }, 'budget store reachable again');
+    this.log.info({ store: this.name, failed_calls: this.failures }, 'budget store reachable again');
     this.failures = 0;
     if (this.pending.size > 0) void this.flushPending();
   }

@@ -22,9 +22,13 @@ export class CollectorRunAccount implements RunAccount {
     readonly accounting: Accounting,
     private readonly ledger: Ledger,
     private readonly entry: RunEntry,
-    readonly receipt: HandOffReceipt,
+    private readonly receiptOf: () => HandOffReceipt,
     private readonly report: ProblemReporter | undefined,
   ) {}
+
+  get receipt(): HandOffReceipt {
+    return this.receiptOf();
+  }
 
   beginCall(call: ModelCallInfo): CallTicket | Promise<CallTicket> {
     const price = this.ledger.priceFor(call.providerName, call.modelName);

@@ -29,10 +29,12 @@ describe('RedisBudgetStore options', () => {
     expect(() => new RedisBudgetStore({ redis: URL_OK, keyPrefix: 'a{' })).toThrow(/may not contain \{ or \}/);
   });
 
-  it('names the data it shares, without credentials, the same for every process on that server, db and prefix', () => {
+  it('is named by its address without credentials, and claims no data id before it has reached Redis', () => {
     const a = new RedisBudgetStore({ redis: 'redis://user:secret@cache.internal:6380/3', keyPrefix: 'app:' });
-    expect(a.id).toBe('redis:cache.internal:6380/3/app:');
-    expect(new RedisBudgetStore({ redis: 'redis://cache.internal' }).id).toBe('redis:cache.internal:6379/0/symfonic:');
+    expect(a.name).toBe('redis:cache.internal:6380/3/app:');
+    expect(new RedisBudgetStore({ redis: 'redis://cache.internal' }).name).toBe('redis:cache.internal:6379/0/symfonic:');
+    // Nothing may be skipped as "already charged in this store" on the strength of an address.
+    expect(a.id).toBeUndefined();
     expect(a.leaseMs).toBe(600_000);
     expect(a.onUnavailable).toBe('deny');
   });

@@ -45,7 +45,7 @@ describe('symfonic budget', () => {
     expect(stderr).toBe('');
     expect(code).toBe(0);
     const out = JSON.parse(stdout) as { store: string; tenants: unknown[] };
-    expect(out.store).toBe(store.id);
+    expect(out.store).toBe(store.name);
     expect(out.tenants).toEqual([
       { tenantId: 'acme', spent: { tokens: 300, costUsd: 0.001 }, totalSpent: { tokens: 300, costUsd: 0.001 }, reserved: { tokens: 100, costUsd: 0 }, reservations: 2, limit: { maxTokens: 10_000 } },
       { tenantId: 'beta', spent: { tokens: 10, costUsd: 0.015 }, totalSpent: { tokens: 10, costUsd: 0.015 }, reserved: { tokens: 0, costUsd: 0 }, reservations: 0, limit: { maxCostUsd: 5, windowMs: 3_600_000 } },
@@ -56,7 +56,7 @@ describe('symfonic budget', () => {
     const all = await symfonic(['budget', '--redis', redis.url, '--key-prefix', keyPrefix]);
     expect(all.code).toBe(0);
     const lines = all.stdout.trimEnd().split('\n');
-    expect(lines[0]).toBe(store.id);
+    expect(lines[0]).toBe(store.name);
     expect(lines[1]).toMatch(/^tenant\s+spent tokens\s+spent USD\s+in flight\s+reserved tokens\s+reserved USD\s+limit$/);
     expect(lines[2]).toMatch(/^acme\s+300\s+\$0\.001000\s+2\s+100\s+\$0\.0000\s+10000 tokens$/);
     expect(lines[3]).toMatch(/^beta\s+10\s+\$0\.0150\s+0\s+0\s+\$0\.0000\s+\$5\.0000 per 3600000 ms$/);

@@ -150,7 +150,7 @@ describe('RedisBudgetStore when Redis goes away and comes back', () => {
       const started = Date.now();
       const refused = await store.reserve('acme', { tokens: 10, costUsd: 0 }, { maxTokens: 1000 }).catch((e: unknown) => e);
       expect(refused).toBeInstanceOf(BudgetStoreUnavailableError);
-      expect((refused as Error).message).toContain(store.id);
+      expect((refused as Error).message).toContain(store.name);
       expect(Date.now() - started).toBeLessThan(2000);
       // The settle cannot land now; it is kept, not lost.
       await store.settle('acme', (first as { reservationId: string }).reservationId, { tokens: 7, costUsd: 0 });

@@ -158,9 +158,19 @@ describe('RedisBudgetStore against Redis', () => {
     const other = store();
     stores.push(a);
     try {
+      const id = idOf(await a.reserve('t', spend(10), { maxTokens: 100 }));
+      await other.usage('t', undefined);
+      await b.usage('t', undefined);
+      // The data id, learnt from Redis: one for the shared data however each store reached it.
+      await until(() => a.id !== undefined && b.id !== undefined && other.id !== undefined);
       expect(a.id).toBe(b.id);
       expect(a.id).not.toBe(other.id);
-      const id = idOf(await a.reserve('t', spend(10), { maxTokens: 100 }));
+      const viaLocalhost = new RedisBudgetStore({ redis: redis.url.replace('127.0.0.1', 'localhost'), keyPrefix: prefix });
+      stores.push(viaLocalhost);
+      await viaLocalhost.usage('t', undefined);
+      await until(() => viaLocalhost.id !== undefined);
+      expect(viaLocalhost.name).not.toBe(a.name);
+      expect(viaLocalhost.id).toBe(a.id);
       await b.settle('t', id, spend(8));
       await a.settle('t', id, spend(8));
       expect(await b.usage('t', undefined)).toEqual({ spent: spend(8), reserved: spend(0) });
@@ -170,3 +180,8 @@ describe('RedisBudgetStore against Redis', () => {
     }
   });
 });
+
+async function until(done: () => boolean, timeoutMs = 3000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!done() && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+}
