@@ -34,6 +34,7 @@ const RUN = [
   'Questions for the user',
   'MCP tools',
   'Remote children (A2A)',
+  'Live runs',
   'Tracing delegation trees in Jaeger',
   'Budgets per tenant',
   'Asserting lineage in your tests',
@@ -194,6 +195,15 @@ describe('README: Remote children (A2A)', () => {
     const lines = await run(source);
     expect(String(lines[0]![0])).not.toContain('Three sources agree');
     expect(String(lines[0]![0])).toMatch(/401|unauthori[sz]ed|authenticat/i);
+  });
+});
+
+describe('README: Live runs', () => {
+  it('runs as written: the delegation and the streamed answer arrive as events, then the callback counts the calls', async () => {
+    const source = block('Live runs');
+    const lines = await run(source);
+    expect(lines).toEqual([['router → researcher'], ['It applies from August.'], [['researcher']], [1]]);
+    expectCommentsToMatch(source, lines);
   });
 });
 
