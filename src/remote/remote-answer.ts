@@ -1,7 +1,9 @@
 import type { Message, Part, Task } from '@a2a-js/sdk';
 import { AbortError, BudgetExceededError } from '../core/errors.js';
+import { attachSpent } from '../core/spent.js';
 import { RemoteAgentError } from './remote-error.js';
-import { ERROR_KEY } from './wire.js';
+import { absorbedUsage } from './usage-report.js';
+import { ERROR_KEY, USAGE_KEY } from './wire.js';
 
 /** A2A task states, by number as the SDK decodes them (lf.a2a.v1.TaskState). */
 const STATE = { COMPLETED: 3, FAILED: 4, CANCELED: 5, INPUT_REQUIRED: 6, REJECTED: 7, AUTH_REQUIRED: 8 } as const;
@@ -35,7 +37,20 @@ function budgetRefusal(failure: Record<string, unknown>): BudgetExceededError | 
   return new BudgetExceededError({ tenantId, limitName, limit: limit as number, spent: spent as number, reserved: reserved as number, requested: requested as number });
 }
 
+/**
+ * The error for a failed task, carrying what the remote spent before it failed (reported under
+ * symfonic/usage, checked) so the delegator takes it in rather than losing it.
+ */
 function failedTask(name: string, task: Task): Error {
+  const error = failureError(name, task);
+  const report = task.metadata?.[USAGE_KEY] === undefined ? undefined : absorbedUsage(task.metadata, '', '');
+  if (report !== undefined && report.runId !== undefined) {
+    attachSpent(error, { runId: report.runId, total: report.totalUsage, totalCostUsd: report.totalCostUsd, receipt: report.receipt });
+  }
+  return error;
+}
+
+function failureError(name: string, task: Task): Error {
   const state = task.status?.state;
   const failure = (task.metadata?.[ERROR_KEY] ?? {}) as Record<string, unknown>;
   const message = typeof failure.message === 'string' ? failure.message : textOf(task.status?.message?.parts) || `the task ended in state ${state}`;

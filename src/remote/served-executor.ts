@@ -5,7 +5,7 @@ import type { RunOptions } from '../agent/run-options.js';
 import type { SymfonicAgent } from '../agent/symfonic-agent.js';
 import { failureOf, type RemoteFailure } from './outcome.js';
 import type { ServerSdk } from './sdk.js';
-import { usageReport } from './usage-report.js';
+import { spentReport, usageReport, type UsageReport } from './usage-report.js';
 import { ERROR_KEY, USAGE_KEY } from './wire.js';
 
 /** Where the HTTP layer leaves a request's run options for the executor, in the call context. */
@@ -47,7 +47,8 @@ export class ServedAgentExecutor implements AgentExecutor {
       return;
     }
     if (rc.context.state.has(SERVED_FAILURE)) {
-      bus.publish(this.sdk.server.AgentEvent.task(this.failedTask(rc, failureOf(rc.context.state.get(SERVED_FAILURE)))));
+      const failed: unknown = rc.context.state.get(SERVED_FAILURE);
+      bus.publish(this.sdk.server.AgentEvent.task(this.failedTask(rc, failureOf(failed), spentReport(failed))));
       return;
     }
     try {
@@ -55,7 +56,7 @@ export class ServedAgentExecutor implements AgentExecutor {
       const report = usageReport(response);
       bus.publish(this.sdk.server.AgentEvent.message(this.reply(rc, [textPart(response.finalResponse)], { [USAGE_KEY]: report })));
     } catch (error) {
-      bus.publish(this.sdk.server.AgentEvent.task(this.failedTask(rc, failureOf(error))));
+      bus.publish(this.sdk.server.AgentEvent.task(this.failedTask(rc, failureOf(error), spentReport(error))));
     }
   }
 
@@ -66,7 +67,8 @@ export class ServedAgentExecutor implements AgentExecutor {
     return { messageId: randomUUID(), contextId: rc.contextId, taskId, role: this.sdk.core.Role.ROLE_AGENT, parts, metadata, extensions: [], referenceTaskIds: [] };
   }
 
-  private failedTask(rc: RequestContext, failure: RemoteFailure): Task {
+  /** A failed task; with what the run spent before failing, under symfonic/usage, when it spent any. */
+  private failedTask(rc: RequestContext, failure: RemoteFailure, spent?: UsageReport): Task {
     const TaskState = this.sdk.core.TaskState;
     const state = { REJECTED: TaskState.TASK_STATE_REJECTED, CANCELED: TaskState.TASK_STATE_CANCELED, FAILED: TaskState.TASK_STATE_FAILED }[STATE_OF[failure.type]];
     return {
@@ -75,7 +77,7 @@ export class ServedAgentExecutor implements AgentExecutor {
       status: { state, message: this.reply(rc, [textPart(failure.message)], {}, rc.taskId), timestamp: new Date().toISOString() },
       artifacts: [],
       history: [rc.userMessage],
-      metadata: { [ERROR_KEY]: failure },
+      metadata: spent === undefined ? { [ERROR_KEY]: failure } : { [ERROR_KEY]: failure, [USAGE_KEY]: spent },
     };
   }
 }

@@ -1,5 +1,6 @@
 import type { AgentResponse } from '../agent/agent-response.js';
-import { estimateTokens, type Usage } from '../core/usage.js';
+import { spentOf } from '../core/spent.js';
+import { estimateTokens, soundCost, soundUsage, type Usage } from '../core/usage.js';
 import { USAGE_KEY } from './wire.js';
 
 /** What a served run reports under `symfonic/usage`. */
@@ -18,10 +19,6 @@ export interface UsageReport {
   store?: string | null;
 }
 
-/** Counts beyond this are no run anyone paid for: a report claiming them is not believed. */
-export const MAX_REPORTED_TOKENS = 1e10;
-const MAX_REPORTED_COST_USD = 1e7;
-
 export function usageReport(response: AgentResponse): UsageReport {
   return {
     runId: response.runId,
@@ -34,20 +31,19 @@ export function usageReport(response: AgentResponse): UsageReport {
   };
 }
 
-const isCount = (n: unknown): n is number => typeof n === 'number' && Number.isInteger(n) && n >= 0 && n <= MAX_REPORTED_TOKENS;
-
-/** A remote's usage as this process will account it, or undefined when it is not sound. */
-export function checkedUsage(value: unknown): Usage | undefined {
-  const u = value as Partial<Usage> | null;
-  if (typeof u !== 'object' || u === null || !isCount(u.inputTokens) || !isCount(u.outputTokens)) return undefined;
-  if (u.cacheReadInputTokens !== undefined && (!isCount(u.cacheReadInputTokens) || u.cacheReadInputTokens > u.inputTokens)) return undefined;
-  const out: Usage = { inputTokens: u.inputTokens, outputTokens: u.outputTokens, source: u.source === 'estimated' ? 'estimated' : 'reported' };
-  if (u.cacheReadInputTokens !== undefined) out.cacheReadInputTokens = u.cacheReadInputTokens;
-  return out;
-}
-
-function checkedCost(value: unknown): number | null {
-  return typeof value === 'number' && Number.isFinite(value) && value >= 0 && value <= MAX_REPORTED_COST_USD ? value : null;
+/**
+ * What a served run that failed had spent, from the error it rejected with: a failed task still
+ * reports its usage, so the caller's ledger and store take it in rather than lose it.
+ */
+export function spentReport(error: unknown): UsageReport | undefined {
+  const spent = spentOf(error);
+  if (spent === undefined) return undefined;
+  const report: UsageReport = { runId: spent.runId, usage: spent.total, totalUsage: spent.total, costUsd: null, totalCostUsd: spent.totalCostUsd };
+  if (spent.receipt !== undefined) {
+    report.ledger = spent.receipt.ledger;
+    report.store = spent.receipt.store;
+  }
+  return report;
 }
 
 export interface AbsorbedUsage {
@@ -65,7 +61,8 @@ export interface AbsorbedUsage {
  */
 export function absorbedUsage(metadata: unknown, task: string, answer: string): AbsorbedUsage {
   const report = (metadata as Record<string, unknown> | undefined)?.[USAGE_KEY] as Partial<UsageReport> | undefined;
-  const totalUsage = checkedUsage(report?.totalUsage);
+  // Checked like any usage from outside this process's accounting (capped, never taken raw).
+  const totalUsage = soundUsage(report?.totalUsage);
   if (report === undefined || totalUsage === undefined) {
     return {
       runId: undefined,
@@ -77,7 +74,7 @@ export function absorbedUsage(metadata: unknown, task: string, answer: string): 
   return {
     runId: typeof report.runId === 'string' ? report.runId : undefined,
     totalUsage,
-    totalCostUsd: checkedCost(report.totalCostUsd),
+    totalCostUsd: soundCost(report.totalCostUsd),
     receipt:
       typeof report.ledger === 'string' && report.ledger !== ''
         ? { ledger: report.ledger, store: typeof report.store === 'string' && report.store !== '' ? report.store : null }
