@@ -27,6 +27,6 @@ describe('a remote child that fails after spending', () => {
     expect(r.totalUsage.inputTokens - r.usage.inputTokens).toBe(4000);
     expect(r.totalUsage.outputTokens - r.usage.outputTokens).toBe(1000);
     expect(callerLedger.tenant('acme').usage.inputTokens).toBe(r.totalUsage.inputTokens);
-    expect(budgets.store.usage('acme', undefined, Date.now()).spent.tokens).toBe(r.totalUsage.inputTokens + r.totalUsage.outputTokens);
+    expect((await budgets.store.usage("acme", undefined, Date.now())).spent.tokens).toBe(r.totalUsage.inputTokens + r.totalUsage.outputTokens);
   });
 });
