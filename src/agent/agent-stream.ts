@@ -202,7 +202,10 @@ export class RunEventStream implements AgentStream, EventConsumer {
     this.#closed = true;
     // Nobody reads this stream any more: the hub stops building events for it.
     this.#hub.attach(undefined);
-    if (!this.#settled) this.#abort.abort(new AbortError("the run was aborted: its stream's consumer stopped reading"));
+    if (!this.#settled) {
+      this.#abort.abort(new AbortError("the run was aborted: its stream's consumer stopped reading"));
+      this.#hub.abortRaces();
+    }
     this.#queue.length = 0;
     this.#head = 0;
     this.#gaps = undefined;

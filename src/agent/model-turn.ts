@@ -8,6 +8,7 @@ import { inputMessagesJson, outputMessagesJson, systemInstructionsJson } from '.
 import { costOf } from '../observability/prices.js';
 import { checkResponse, estimateInput, usageOf } from './model-response.js';
 import { modelAnswer } from './model-stream.js';
+import { raceListened } from './run-events.js';
 import { failSpan, tracer } from './run-span.js';
 import type { RunState } from './run-state.js';
 
@@ -100,8 +101,11 @@ export async function callModel(run: RunState): Promise<ModelResponse> {
   events?.emit({ type: 'model.started', model: run.requestModel });
   let response: ModelResponse;
   try {
-    const answer = events === undefined ? provider.generate(request, { signal: run.signal }) : modelAnswer(provider, request, run.signal, events, chat);
-    response = checkResponse(provider.providerName, await raceAbort(answer, run.signal, 'the model call'));
+    const answer =
+      events === undefined
+        ? raceAbort(provider.generate(request, { signal: run.signal }), run.signal, 'the model call')
+        : raceListened(modelAnswer(provider, request, run.signal, events, chat), run.signal, events, 'the model call');
+    response = checkResponse(provider.providerName, await answer);
   } catch (error) {
     const e = run.signal.aborted ? abortErrorFrom(run.signal, 'the model call') : error;
     const errorType = e instanceof Error ? e.name || 'Error' : 'Error';

@@ -1,3 +1,5 @@
+import { raceAbort } from '../core/abort.js';
+import { abortErrorFrom } from '../core/errors.js';
 import { redactSecrets } from '../core/redact.js';
 import type { RunEmitter, RunEventBody, RunEventSink } from '../core/run-event.js';
 import type { RunFrame } from '../core/run-frame.js';
@@ -41,7 +43,7 @@ const STRAGGLER_GRACE_MS = 2000;
 class Emitter implements RunEmitter {
   private ended = false;
   constructor(
-    private readonly hub: EventHub,
+    readonly hub: EventHub,
     private readonly lineage: Omit<RunEventLineage, 'seq' | 'timeMs'>,
   ) {}
 
@@ -80,6 +82,10 @@ export class EventHub implements RunEventSink {
 
   private consumer: EventConsumer | undefined;
   private readonly listeners: RunEventListener[] = [];
+  /** The signal only the stream over this hub can abort (see race). */
+  private ownSignal: AbortSignal | undefined;
+  /** The losing side of each race on ownSignal in flight. */
+  private racing: (() => void)[] | undefined;
 
   constructor(private readonly onListenerError: (error: unknown, count: number) => void) {}
 
@@ -90,6 +96,46 @@ export class EventHub implements RunEventSink {
   /** The stream over this hub; `undefined` detaches it (its consumer left), so its events are no longer built for it. */
   attach(consumer: EventConsumer | undefined): void {
     this.consumer = consumer;
+  }
+
+  /** The signal the stream made for this tree, when it alone can abort it: the stream calls abortRaces() as it aborts it. */
+  ownsSignal(signal: AbortSignal): void {
+    this.ownSignal = signal;
+  }
+
+  /**
+   * `work` raced against a run's `signal`, as raceAbort does. On the stream's own signal the race
+   * needs no listener on it (adding and removing one on a fresh AbortSignal was a tenth of a leaf
+   * run): the stream, the only one who can abort that signal, makes every race lose as it does.
+   */
+  race<T>(work: Promise<T>, signal: AbortSignal, what: string): Promise<T> {
+    if (signal !== this.ownSignal || signal.aborted) return raceAbort(work, signal, what);
+    return new Promise<T>((resolve, reject) => {
+      const racing = (this.racing ??= []);
+      const lose = () => reject(abortErrorFrom(signal, what));
+      racing.push(lose);
+      const leave = () => {
+        const i = racing.indexOf(lose);
+        if (i >= 0) racing.splice(i, 1);
+      };
+      work.then(
+        (value) => {
+          leave();
+          resolve(value);
+        },
+        (error: unknown) => {
+          leave();
+          reject(error);
+        },
+      );
+    });
+  }
+
+  /** The stream aborted its own signal: every race on it rejects with the abort now, whatever its work does later. */
+  abortRaces(): void {
+    const racing = this.racing;
+    this.racing = undefined;
+    if (racing !== undefined) for (const lose of racing) lose();
   }
 
   open(frame: RunFrame, agent: string): RunEmitter {
@@ -109,9 +155,7 @@ export class EventHub implements RunEventSink {
     const consumer = this.consumer;
     const listeners = this.listeners;
     if (consumer === undefined && listeners.length === 0) return;
-    // Lineage first, in one fixed order, then the body's fields: every event of a type has one
-    // shape. (Two spreads in one literal take V8's slow path, which was most of an event's cost.)
-    const event = Object.assign({ runId: l.runId, rootRunId: l.rootRunId, parentRunId: l.parentRunId, agent: l.agent, depth: l.depth, seq: ++this.seq, timeMs: Date.now() }, body) as RunEvent;
+    const event = stamp(l, ++this.seq, Date.now(), body);
     if (consumer !== undefined) consumer.push(event);
     for (let i = 0; i < listeners.length; i++) {
       try {
@@ -160,6 +204,48 @@ export class EventHub implements RunEventSink {
   quiet(): Promise<void> {
     return this.quietNow ? Promise.resolve() : new Promise((resolve) => this.whenQuiet(resolve));
   }
+}
+
+/**
+ * The event: lineage first, in one fixed order, then the body's fields, as one literal per type,
+ * so every event of a type has one shape with all its fields in the object itself. (Copying the
+ * body onto the lineage put the body's fields in a second allocation and took a generic copy;
+ * two spreads in one literal take V8's slow path.)
+ */
+function stamp(l: Omit<RunEventLineage, 'seq' | 'timeMs'>, seq: number, timeMs: number, b: RunEventBody<DelegationOutcome>): RunEvent {
+  const { runId, rootRunId, parentRunId, agent, depth } = l;
+  switch (b.type) {
+    case 'run.started':
+      return { runId, rootRunId, parentRunId, agent, depth, seq, timeMs, type: b.type };
+    case 'model.started':
+      return { runId, rootRunId, parentRunId, agent, depth, seq, timeMs, type: b.type, model: b.model };
+    case 'text.delta':
+      return { runId, rootRunId, parentRunId, agent, depth, seq, timeMs, type: b.type, delta: b.delta };
+    case 'model.finished':
+      return { runId, rootRunId, parentRunId, agent, depth, seq, timeMs, type: b.type, usage: b.usage, costUsd: b.costUsd };
+    case 'tool.started':
+      return { runId, rootRunId, parentRunId, agent, depth, seq, timeMs, type: b.type, tool: b.tool, callId: b.callId };
+    case 'tool.finished':
+      return { runId, rootRunId, parentRunId, agent, depth, seq, timeMs, type: b.type, tool: b.tool, callId: b.callId, ok: b.ok };
+    case 'delegation.started':
+      return { runId, rootRunId, parentRunId, agent, depth, seq, timeMs, type: b.type, child: b.child, childRunId: b.childRunId };
+    case 'delegation.finished':
+      return { runId, rootRunId, parentRunId, agent, depth, seq, timeMs, type: b.type, child: b.child, childRunId: b.childRunId, outcome: b.outcome };
+    case 'budget.warning':
+      return { runId, rootRunId, parentRunId, agent, depth, seq, timeMs, type: b.type, tenantId: b.tenantId, fraction: b.fraction };
+    case 'run.finished':
+      return { runId, rootRunId, parentRunId, agent, depth, seq, timeMs, type: b.type, usage: b.usage, totalUsage: b.totalUsage, costUsd: b.costUsd, totalCostUsd: b.totalCostUsd };
+    case 'run.failed':
+      return { runId, rootRunId, parentRunId, agent, depth, seq, timeMs, type: b.type, errorType: b.errorType, message: b.message };
+    default:
+      // A body type added to RunEventBody without a case here still arrives whole.
+      return Object.assign({ runId, rootRunId, parentRunId, agent, depth, seq, timeMs }, b as RunEventBody<DelegationOutcome>) as RunEvent;
+  }
+}
+
+/** A listened run's model call raced against its signal: through its hub (see EventHub.race). */
+export function raceListened<T>(work: Promise<T>, signal: AbortSignal, events: RunEmitter, what: string): Promise<T> {
+  return events instanceof Emitter ? events.hub.race(work, signal, what) : raceAbort(work, signal, what);
 }
 
 export function runFinished(figures: RunFigures): RunEventBody {

@@ -130,6 +130,7 @@ export class SymfonicAgent {
         if (request.onEvent !== undefined) hub.listen(request.onEvent);
         // The stream's own signal, marked as symfonic's, is the run's signal as it is: no second controller forwarding to it.
         const signal = markInternal(request.signal === undefined ? abort.signal : AbortSignal.any([request.signal, abort.signal]));
+        if (signal === abort.signal) hub.ownsSignal(signal);
         return executeRun(this.#core, query, { ...request, signal, events: hub });
       } catch (error) {
         return Promise.reject(error);
