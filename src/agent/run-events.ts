@@ -40,19 +40,31 @@ export type RunEventListener = (event: RunEvent) => void;
 /** How long after the root's own end the tree's stragglers (runs winding down from an abort) may still report. */
 const STRAGGLER_GRACE_MS = 2000;
 
+/** One run's emitter; it carries the run's lineage itself, as the hub stamps it on each event. */
 class Emitter implements RunEmitter {
   private ended = false;
+  readonly runId: string;
+  readonly rootRunId: string;
+  readonly parentRunId: string | null;
+  readonly depth: number;
+
   constructor(
     readonly hub: EventHub,
-    private readonly lineage: Omit<RunEventLineage, 'seq' | 'timeMs'>,
-  ) {}
+    frame: RunFrame,
+    readonly agent: string,
+  ) {
+    this.runId = frame.runId;
+    this.rootRunId = frame.rootRunId;
+    this.parentRunId = frame.parentRunId;
+    this.depth = frame.depth;
+  }
 
   emit(body: RunEventBody): void {
     if (this.ended) return;
     const terminal = body.type === 'run.finished' || body.type === 'run.failed';
     if (terminal) this.ended = true;
-    this.hub.deliver(this.lineage, body as RunEventBody<DelegationOutcome>);
-    if (terminal) this.hub.ended(this.lineage.runId);
+    this.hub.deliver(this, body as RunEventBody<DelegationOutcome>);
+    if (terminal) this.hub.ended(this.runId);
   }
 }
 
@@ -81,7 +93,7 @@ export class EventHub implements RunEventSink {
   listenerErrors = 0;
 
   private consumer: EventConsumer | undefined;
-  private readonly listeners: RunEventListener[] = [];
+  private listeners: RunEventListener[] | undefined;
   /** The signal only the stream over this hub can abort (see race). */
   private ownSignal: AbortSignal | undefined;
   /** The losing side of each race on ownSignal in flight. */
@@ -90,7 +102,7 @@ export class EventHub implements RunEventSink {
   constructor(private readonly onListenerError: (error: unknown, count: number) => void) {}
 
   listen(listener: RunEventListener): void {
-    this.listeners.push(listener);
+    (this.listeners ??= []).push(listener);
   }
 
   /** The stream over this hub; `undefined` detaches it (its consumer left), so its events are no longer built for it. */
@@ -114,17 +126,13 @@ export class EventHub implements RunEventSink {
       const racing = (this.racing ??= []);
       const lose = () => reject(abortErrorFrom(signal, what));
       racing.push(lose);
-      const leave = () => {
-        const i = racing.indexOf(lose);
-        if (i >= 0) racing.splice(i, 1);
-      };
       work.then(
         (value) => {
-          leave();
+          leave(racing, lose);
           resolve(value);
         },
         (error: unknown) => {
-          leave();
+          leave(racing, lose);
           reject(error);
         },
       );
@@ -141,7 +149,7 @@ export class EventHub implements RunEventSink {
   open(frame: RunFrame, agent: string): RunEmitter {
     if (this.rootRunId === undefined) this.rootRunId = frame.runId;
     this.openRuns++;
-    const emitter = new Emitter(this, { runId: frame.runId, rootRunId: frame.rootRunId, parentRunId: frame.parentRunId, agent, depth: frame.depth });
+    const emitter = new Emitter(this, frame, agent);
     emitter.emit({ type: 'run.started' });
     return emitter;
   }
@@ -154,9 +162,10 @@ export class EventHub implements RunEventSink {
   deliver(l: Omit<RunEventLineage, 'seq' | 'timeMs'>, body: RunEventBody<DelegationOutcome>): void {
     const consumer = this.consumer;
     const listeners = this.listeners;
-    if (consumer === undefined && listeners.length === 0) return;
+    if (consumer === undefined && listeners === undefined) return;
     const event = stamp(l, ++this.seq, Date.now(), body);
     if (consumer !== undefined) consumer.push(event);
+    if (listeners === undefined) return;
     for (let i = 0; i < listeners.length; i++) {
       try {
         listeners[i]!(event);
@@ -241,6 +250,11 @@ function stamp(l: Omit<RunEventLineage, 'seq' | 'timeMs'>, seq: number, timeMs: 
       // A body type added to RunEventBody without a case here still arrives whole.
       return Object.assign({ runId, rootRunId, parentRunId, agent, depth, seq, timeMs }, b as RunEventBody<DelegationOutcome>) as RunEvent;
   }
+}
+
+function leave(racing: (() => void)[], lose: () => void): void {
+  const i = racing.indexOf(lose);
+  if (i >= 0) racing.splice(i, 1);
 }
 
 /** A listened run's model call raced against its signal: through its hub (see EventHub.race). */
