@@ -2,6 +2,7 @@ import { context as otelContext } from '@opentelemetry/api';
 import type { ZodType } from 'zod';
 import { takeHandOff, type HandOff } from '../core/frame-handoff.js';
 import { newRunId } from '../core/ids.js';
+import { TeeSink } from '../core/run-event.js';
 import { freezeFrame, type RunFrame } from '../core/run-frame.js';
 import type { Accounting } from '../observability/accounting.js';
 import type { AgentCore } from './agent-core.js';
@@ -29,8 +30,12 @@ export function placeRun(core: AgentCore, request: RunRequest, given?: HandOff):
   if (handOff !== undefined) {
     const given = request.signal;
     let frame = given === undefined || given === handOff.frame.signal ? handOff.frame : freezeFrame({ ...handOff.frame, signal: joinSignals(handOff.frame.signal, given) });
-    // A child under a tree nobody listens to may still be listened to itself, from here down.
-    if (frame.events === undefined && (request.events !== undefined || request.onEvent !== undefined)) frame = freezeFrame({ ...frame, events: eventSink(core, request) });
+    // A child with listeners of its own (its own stream, an onEvent) is heard by them from here
+    // down, and by the tree above as well when someone listens there.
+    if (request.events !== undefined || request.onEvent !== undefined) {
+      const own = eventSink(core, request);
+      frame = freezeFrame({ ...frame, events: frame.events === undefined ? own : new TeeSink(frame.events, own) });
+    }
     const accounting = core.accounting ?? (handOff.accounting as Accounting | undefined) ?? request.accounting ?? core.privateAccounting();
     return { frame, accounting, handOff, outputType: request.outputType ?? handOff.outputType };
   }

@@ -31,3 +31,21 @@ export interface RunEmitter {
 export interface RunEventSink {
   open(frame: RunFrame, agent: string): RunEmitter;
 }
+
+/**
+ * Two sinks as one: every event of the runs opened through it reaches both. For a run placed in a
+ * tree someone listens to that has listeners of its own (a wrapper child streaming its inner
+ * agent): each side sees the run, and neither waits on events that went only to the other.
+ */
+export class TeeSink implements RunEventSink {
+  constructor(
+    private readonly first: RunEventSink,
+    private readonly second: RunEventSink,
+  ) {}
+
+  open(frame: RunFrame, agent: string): RunEmitter {
+    const a = this.first.open(frame, agent);
+    const b = this.second.open(frame, agent);
+    return { emit: (body) => (a.emit(body), b.emit(body)) };
+  }
+}
