@@ -10,6 +10,7 @@ import { isTool, NAME_PATTERN, toolDefinition, type Tool } from '../tool/define-
 import type { AgentCore } from './agent-core.js';
 import { askUserTool } from './ask-user-tool.js';
 import { FrameworkConfig } from './framework-config.js';
+import { agentSpanAttributes } from './run-span.js';
 
 /** What an agent is made of, validated: shared by SymfonicAgent and the facade. */
 export interface AgentParts {
@@ -93,7 +94,12 @@ export function assembleCore(parts: AgentParts): { core: AgentCore; tools: reado
   const toolDefinitions: ToolDefinition[] = tools.map(toolDefinition);
   const accounting = parts.metricsCollector as Accounting | undefined;
   let own: Accounting | undefined;
+  const requestModel = config.model.modelName ?? modelProvider.modelName;
   const core: AgentCore = {
+    requestModel,
+    invokeSpanName: `invoke_agent ${name}`,
+    chatSpanName: `chat ${requestModel}`,
+    spanAttributes: agentSpanAttributes(name, modelProvider.providerName, requestModel, config.model),
     name,
     modelProvider,
     instructions: parts.instructions as string | undefined,

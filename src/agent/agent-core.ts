@@ -4,6 +4,7 @@ import type { DelegationContext } from '../delegation/context.js';
 import type { ModelProvider, ToolDefinition } from '../model/types.js';
 import type { Tool } from '../tool/define-tool.js';
 import type { FrameworkConfig } from './framework-config.js';
+import type { AgentSpanAttributes } from './run-span.js';
 
 /** What the loop reads of an agent: fixed at construction, shared by all its runs. */
 export interface AgentCore {
@@ -20,6 +21,12 @@ export interface AgentCore {
   /** A ledger of the agent's own for root runs given none: made on first use. */
   readonly privateAccounting: () => Accounting;
   readonly logger: Logger;
+  /** The model named in requests and spans: the config's modelName, else the provider's. */
+  readonly requestModel: string;
+  /** `invoke_agent {name}`, and the span attributes every run of the agent shares. */
+  readonly invokeSpanName: string;
+  readonly chatSpanName: string;
+  readonly spanAttributes: AgentSpanAttributes;
   /** Per-run delegation state of the agent's run_agent tool, closed as each run ends. */
   readonly delegationContext: DelegationContext | undefined;
 }

@@ -25,7 +25,7 @@ function buildRequest(run: RunState): ModelRequest {
 function startChatSpan(run: RunState, request: ModelRequest): Span {
   const chat = tracer().startSpan(run.chatSpanName, { kind: SpanKind.CLIENT }, run.runContext);
   if (chat.isRecording()) {
-    chat.setAttributes(run.sets!.chat);
+    run.sets!.stampChat(chat);
     if (run.core.config.captureContent) {
       chat.setAttribute(ATTR.inputMessages, inputMessagesJson(request.messages));
       if (request.instructions !== undefined) chat.setAttribute(ATTR.systemInstructions, systemInstructionsJson(request.instructions));

@@ -29,8 +29,8 @@ function closeHandOff(handOff: HandOff, run: RunState, figures: RunFigures): voi
 /** Opens everything a run holds, in order; a failure part-way closes what was opened. */
 function openRun(core: AgentCore, request: RunRequest, extras: RunExtras): RunState {
   const { frame, accounting, handOff, outputType } = placeRun(core, request, extras.handOff);
-  const requestModel = core.config.model.modelName ?? core.modelProvider.modelName;
-  const { span, sets } = startRunSpan(core, frame, requestModel);
+  const requestModel = core.requestModel;
+  const { span, sets } = startRunSpan(core, frame);
   let state: RunState | undefined;
   const signal = runSignal(frame.signal);
   try {

@@ -7,10 +7,42 @@ import type { AgentCore } from './agent-core.js';
 
 type Attributes = Record<string, string | number>;
 
-/** The attributes every chat and tool span of a run share, built once per run, lineage included. */
-export interface SpanAttributeSets {
+/** The attributes of an agent's spans that are the same for every run of it: built once, at construction. */
+export interface AgentSpanAttributes {
+  readonly invoke: Attributes;
   readonly chat: Attributes;
-  readonly tool: Attributes;
+}
+
+const TOOL_ATTRIBUTES: Attributes = Object.freeze({ [ATTR.operationName]: OPERATION.executeTool, [ATTR.toolType]: 'function' });
+
+export function agentSpanAttributes(name: string, providerName: string, requestModel: string, settings: { temperature?: number | undefined; maxTokens?: number | undefined }): AgentSpanAttributes {
+  const chat: Attributes = { [ATTR.operationName]: OPERATION.chat, [ATTR.providerName]: providerName, [ATTR.requestModel]: requestModel };
+  if (settings.temperature !== undefined) chat[ATTR.requestTemperature] = settings.temperature;
+  if (settings.maxTokens !== undefined) chat[ATTR.requestMaxTokens] = settings.maxTokens;
+  const invoke: Attributes = { [ATTR.operationName]: OPERATION.invokeAgent, [ATTR.agentName]: name, [ATTR.providerName]: providerName, [ATTR.requestModel]: requestModel };
+  return Object.freeze({ invoke: Object.freeze(invoke), chat: Object.freeze(chat) });
+}
+
+/**
+ * What a run's chat and tool spans carry: its lineage (built once a run) and its agent's
+ * constant attributes (built once an agent), set in two calls rather than merged into new
+ * objects for every run.
+ */
+export class SpanAttributeSets {
+  constructor(
+    readonly lineage: Attributes,
+    private readonly agent: AgentSpanAttributes,
+  ) {}
+
+  stampChat(span: Span): void {
+    span.setAttributes(this.lineage);
+    span.setAttributes(this.agent.chat);
+  }
+
+  stampTool(span: Span): void {
+    span.setAttributes(this.lineage);
+    span.setAttributes(TOOL_ATTRIBUTES);
+  }
 }
 
 export function tracer(): Tracer {
@@ -25,24 +57,13 @@ function lineageOf(frame: RunFrame): Attributes {
 }
 
 /** Starts `invoke_agent {agent}` in the frame's trace context and stamps it; the shared sets come back when recording. */
-export function startRunSpan(core: AgentCore, frame: RunFrame, requestModel: string): { span: Span; sets: SpanAttributeSets | undefined } {
-  const span = tracer().startSpan(`${OPERATION.invokeAgent} ${core.name}`, { kind: SpanKind.INTERNAL }, frame.traceContext);
+export function startRunSpan(core: AgentCore, frame: RunFrame): { span: Span; sets: SpanAttributeSets | undefined } {
+  const span = tracer().startSpan(core.invokeSpanName, { kind: SpanKind.INTERNAL }, frame.traceContext);
   if (!span.isRecording()) return { span, sets: undefined };
-  const provider = core.modelProvider;
-  const settings = core.config.model;
   const lineage = lineageOf(frame);
-  const chat: Attributes = { ...lineage, [ATTR.operationName]: OPERATION.chat, [ATTR.providerName]: provider.providerName, [ATTR.requestModel]: requestModel };
-  if (settings.temperature !== undefined) chat[ATTR.requestTemperature] = settings.temperature;
-  if (settings.maxTokens !== undefined) chat[ATTR.requestMaxTokens] = settings.maxTokens;
-  const tool: Attributes = { ...lineage, [ATTR.operationName]: OPERATION.executeTool, [ATTR.toolType]: 'function' };
   span.setAttributes(lineage);
-  span.setAttributes({
-    [ATTR.operationName]: OPERATION.invokeAgent,
-    [ATTR.agentName]: core.name,
-    [ATTR.providerName]: provider.providerName,
-    [ATTR.requestModel]: requestModel,
-  });
-  return { span, sets: { chat, tool } };
+  span.setAttributes(core.spanAttributes.invoke);
+  return { span, sets: new SpanAttributeSets(lineage, core.spanAttributes) };
 }
 
 /**

@@ -42,7 +42,7 @@ export class RunState {
   ) {
     this.runContext = trace.setSpan(frame.traceContext ?? context.active(), span);
     this.requestModel = requestModel;
-    this.chatSpanName = `chat ${requestModel}`;
+    this.chatSpanName = core.chatSpanName;
   }
 
   get signal(): AbortSignal {

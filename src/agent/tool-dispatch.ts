@@ -64,7 +64,7 @@ function startToolSpan(run: RunState, call: ToolCall): Span {
   const span = tracer().startSpan(`${OPERATION.executeTool} ${name}`, { kind: SpanKind.INTERNAL }, run.runContext);
   const seq = run.toolSeq++;
   if (span.isRecording()) {
-    span.setAttributes(run.sets!.tool);
+    run.sets!.stampTool(span);
     span.setAttribute(ATTR.toolName, name);
     span.setAttribute(ATTR.toolCallId, call.id);
     span.setAttribute(ATTR.toolCallSeq, seq);

@@ -20,13 +20,31 @@ export const scopeSchema = z
   .strict();
 
 const frozenScopes = new WeakSet<object>();
+// A frozen input cannot change after it was checked, so its checked copy can be reused: a caller
+// that passes one frozen scope to every run pays for its validation once.
+const checkedFrozen = new WeakMap<object, Scope>();
 
 /**
  * Validates a scope and returns a deeply frozen copy. A scope already made here is returned as
  * it is, so passing one down a tree costs nothing per hop.
  */
 export function makeScope(input: unknown): Scope {
-  if (typeof input === 'object' && input !== null && frozenScopes.has(input)) return input as Scope;
+  if (typeof input === 'object' && input !== null) {
+    if (frozenScopes.has(input)) return input as Scope;
+    const known = checkedFrozen.get(input);
+    if (known !== undefined) return known;
+  }
+  const scope = validateScope(input);
+  if (typeof input === 'object' && input !== null && Object.isFrozen(input) && deeplyFrozen(input)) checkedFrozen.set(input, scope);
+  return scope;
+}
+
+function deeplyFrozen(input: object): boolean {
+  const attributes = (input as { attributes?: unknown }).attributes;
+  return attributes === undefined || (typeof attributes === 'object' && attributes !== null && Object.isFrozen(attributes));
+}
+
+function validateScope(input: unknown): Scope {
   const parsed = scopeSchema.safeParse(input);
   if (!parsed.success) {
     throw new ConfigurationError(

@@ -94,10 +94,33 @@ export function scriptedModel(
   const providerName = options.providerName ?? 'scripted';
   const modelName = options.modelName ?? 'scripted-model';
 
-  /** Records the call and finds its turn; shared by generate() and stream(), so both use up the script alike. */
-  const play = async (request: ModelRequest, index: number, signal: AbortSignal | undefined): Promise<ObjectTurn | string> => {
+  /** A turn the script may hold: a string, or an object whose chunks add up. */
+  const checked = (turn: ScriptedTurn, index: number): ObjectTurn | string => {
+    if (typeof turn !== 'string' && (typeof turn !== 'object' || turn === null)) {
+      throw new ScriptError(
+        `scripted turn ${index} is ${String(turn)}: use a string, an Error, or { text?, toolCalls?, usage?, delayMs?, chunks?, chunkDelayMs? }.`,
+      );
+    }
+    if (typeof turn === 'object') checkChunks(turn as ObjectTurn, index);
+    return turn as ObjectTurn | string;
+  };
+
+  /** A turn checked and, when it asks for one, after its delay; an Error turn is thrown. */
+  const settle = (turn: ScriptedTurn, index: number, signal: AbortSignal | undefined): ObjectTurn | string | Promise<ObjectTurn | string> => {
+    if (turn instanceof Error) throw turn;
+    if (typeof turn === 'object' && turn !== null && turn.delayMs !== undefined) {
+      return abortableSleep(turn.delayMs, signal).then(() => checked(turn, index));
+    }
+    return checked(turn, index);
+  };
+
+  /**
+   * Finds the call's turn; shared by generate() and stream(), so both use up the script alike.
+   * Synchronous when the script is a list and the turn has no delay: a scripted call costs no
+   * more promises than a real provider's, which keeps benchmarks on it honest.
+   */
+  const play = (request: ModelRequest, index: number, signal: AbortSignal | undefined): ObjectTurn | string | Promise<ObjectTurn | string> => {
     if (signal?.aborted) throw abortErrorFrom(signal, 'the model call');
-    let turn: ScriptedTurn;
     if (isList) {
       if (index >= turns.length) {
         throw new ScriptError(
@@ -105,41 +128,41 @@ export function scriptedModel(
             `Add a turn, or check why the agent made another model call.`,
         );
       }
-      turn = turns[index]!;
-    } else {
-      try {
-        turn = await (script as ScriptedResponder)(request, index);
-      } catch (error) {
-        // A responder returns an Error to script a failed call; one that throws is a bug in the test.
-        throw new ScriptError(`the scripted model's responder threw on call ${index + 1}: ${(error as Error)?.message ?? String(error)}`, { cause: error });
-      }
+      return settle(turns[index]!, index, signal);
     }
-    if (turn instanceof Error) throw turn;
-    if (typeof turn === 'object' && turn !== null && turn.delayMs !== undefined) await abortableSleep(turn.delayMs, signal);
-    if (typeof turn !== 'string' && (typeof turn !== 'object' || turn === null)) {
-      throw new ScriptError(
-        `scripted turn ${index} is ${String(turn)}: use a string, an Error, or { text?, toolCalls?, usage?, delayMs?, chunks?, chunkDelayMs? }.`,
-      );
+    // A responder returns an Error to script a failed call; one that throws is a bug in the test.
+    const threw = (error: unknown): never => {
+      throw new ScriptError(`the scripted model's responder threw on call ${index + 1}: ${(error as Error)?.message ?? String(error)}`, { cause: error });
+    };
+    let out: ScriptedTurn | Promise<ScriptedTurn>;
+    try {
+      out = (script as ScriptedResponder)(request, index);
+    } catch (error) {
+      return threw(error);
     }
-    if (typeof turn === 'object') checkChunks(turn, index);
-    return turn;
+    return isThenable(out) ? Promise.resolve(out).then((t) => settle(t, index, signal), threw) : settle(out, index, signal);
   };
 
   const model: ScriptedModel = {
     providerName,
     modelName,
     calls,
-    async generate(request: ModelRequest, opts?: { signal?: AbortSignal }): Promise<ModelResponse> {
+    generate(request: ModelRequest, opts?: { signal?: AbortSignal }): Promise<ModelResponse> {
       const index = calls.length;
       calls.push(request);
-      const turn = await play(request, index, opts?.signal);
-      return toResponse(turn, request.modelName ?? modelName);
+      const name = request.modelName ?? modelName;
+      try {
+        const turn = play(request, index, opts?.signal);
+        return isThenable(turn) ? turn.then((t) => toResponse(t, name)) : Promise.resolve(toResponse(turn, name));
+      } catch (error) {
+        return Promise.reject(error);
+      }
     },
     stream(request: ModelRequest, opts?: { signal?: AbortSignal }): AsyncIterable<ModelStreamChunk> {
       // Recorded at the call, as generate() records it, not on the first read.
       const index = calls.length;
       calls.push(request);
-      return streamTurn(() => play(request, index, opts?.signal), request.modelName ?? modelName, opts?.signal);
+      return streamTurn(async () => play(request, index, opts?.signal), request.modelName ?? modelName, opts?.signal);
     },
     assertComplete(): void {
       if (isList && calls.length < turns.length) {
@@ -202,4 +225,8 @@ function checkChunks(turn: ObjectTurn, index: number): void {
   if (turn.chunkDelayMs !== undefined && !(Number.isFinite(turn.chunkDelayMs) && turn.chunkDelayMs >= 0)) {
     throw new ScriptError(`scripted turn ${index}: chunkDelayMs must be a number of milliseconds, 0 or more.`);
   }
+}
+
+function isThenable<T>(v: T | Promise<T>): v is Promise<T> {
+  return typeof (v as { then?: unknown } | null)?.then === 'function';
 }
