@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { SymfonicAgent } from '../agent/symfonic-agent.js';
 import { ConfigurationError } from '../core/errors.js';
-import type { Authenticate } from './principal.js';
+import type { Authenticate, IncomingRequest, Principal } from './principal.js';
 import { AGENT_CARD_PATH } from './wire.js';
 
 export interface ServeAgentOptions {
@@ -10,7 +10,7 @@ export interface ServeAgentOptions {
   /** Default '127.0.0.1': a served agent is reachable from outside the machine only when told. */
   host?: string;
   /** Required. Who is calling, from the request (headers, client certificate); null answers 401. */
-  authenticate: Authenticate;
+  authenticate(req: IncomingRequest): Principal | null | Promise<Principal | null>;
   /** Where the JSON-RPC endpoint is mounted. Default '/'. */
   path?: string;
   /** Largest request body accepted; a larger one is answered 413. Default 1 MiB. */
