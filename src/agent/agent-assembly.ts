@@ -2,7 +2,7 @@ import { ConfigurationError } from '../core/errors.js';
 import { DELEGATION_CAPABILITY } from '../delegation/delegation-capability.js';
 import { delegationContextOf } from '../delegation/tools.js';
 import type { ModelProvider, ToolDefinition } from '../model/types.js';
-import type { Accounting } from '../observability/accounting.js';
+import { isAccounting, type Accounting } from '../observability/accounting.js';
 import { isLogger, silentLogger, type Logger } from '../observability/logger.js';
 import { MetricsCollector } from '../observability/metrics-collector.js';
 import type { Capability } from '../tool/capability.js';
@@ -80,8 +80,8 @@ export function assembleCore(parts: AgentParts): { core: AgentCore; tools: reado
   if (parts.config !== undefined && !(parts.config instanceof FrameworkConfig)) {
     throw new ConfigurationError(`agent "${name}": config must be a FrameworkConfig: new FrameworkConfig({ agent: { maxTurns: 5 } }).`);
   }
-  if (parts.metricsCollector !== undefined && !(parts.metricsCollector instanceof MetricsCollector)) {
-    throw new ConfigurationError(`agent "${name}": metricsCollector must be a MetricsCollector.`);
+  if (parts.metricsCollector !== undefined && !isAccounting(parts.metricsCollector)) {
+    throw new ConfigurationError(`agent "${name}": metricsCollector must be a MetricsCollector (or another Accounting: { id, open(frame, agentName) }).`);
   }
   if (parts.logger !== undefined && !isLogger(parts.logger)) throw new ConfigurationError(`agent "${name}": logger must be a pino logger (or any object with pino's child, isLevelEnabled, error, warn, info, debug).`);
   const config = (parts.config as FrameworkConfig | undefined) ?? new FrameworkConfig();
@@ -108,6 +108,7 @@ export function assembleCore(parts: AgentParts): { core: AgentCore; tools: reado
     toolDefinitionChars: toolDefinitions.length === 0 ? 0 : JSON.stringify(toolDefinitions).length,
     config,
     accounting,
+    // The default ledger for a root given none: the collector, the one Accounting symfonic ships.
     privateAccounting: () => (own ??= new MetricsCollector()),
     logger,
     // From the run_agent tool itself, so tools composed by hand (no capability) close their state too.

@@ -27,8 +27,8 @@ type Gap = RunEvent & TextGap;
  * holds a bounded buffer, and the run, its budget reservations and other tenants' runs go on.
  * The full text of every model turn is still in the result's messages.
  */
-export interface AgentStream extends AsyncIterable<RunEvent> {
-  readonly result: Promise<AgentResponse>;
+export interface AgentStream<T = unknown> extends AsyncIterable<RunEvent> {
+  readonly result: Promise<AgentResponse<T>>;
   /** Text deltas dropped so far because the consumer was behind, and their characters. */
   readonly dropped: { readonly deltas: number; readonly chars: number };
   /** Events waiting to be read. */

@@ -5,7 +5,8 @@ import type { HandOff } from '../core/frame-handoff.js';
 import type { AskUser } from '../core/run-frame.js';
 import { makeScope, type Scope } from '../core/scope.js';
 import type { Message } from '../model/types.js';
-import { MetricsCollector } from '../observability/metrics-collector.js';
+import { isAccounting, type Accounting } from '../observability/accounting.js';
+import type { MetricsCollector } from '../observability/metrics-collector.js';
 import type { EventHub, RunEvent } from './run-events.js';
 
 export interface RunOptions<T = unknown> {
@@ -62,7 +63,7 @@ export interface RunRequest {
   agentDepth: number;
   signal: AbortSignal | undefined;
   parentContext: Context | undefined;
-  accounting: MetricsCollector | undefined;
+  accounting: Accounting | undefined;
   maxAgentDepth: number | undefined;
   outputType: ZodType | undefined;
   askUser: AskUser | undefined;
@@ -135,8 +136,8 @@ export function readRunOptions(options: RunOptions | undefined): RunRequest {
   if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
     throw new ConfigurationError('signal must be an AbortSignal, e.g. AbortSignal.timeout(30_000).');
   }
-  if (options.metricsCollector !== undefined && !(options.metricsCollector instanceof MetricsCollector)) {
-    throw new ConfigurationError('run option metricsCollector must be a MetricsCollector.');
+  if (options.metricsCollector !== undefined && !isAccounting(options.metricsCollector)) {
+    throw new ConfigurationError('run option metricsCollector must be a MetricsCollector (or another Accounting: { id, open(frame, agentName) }).');
   }
   if (options.outputType !== undefined && !(options.outputType instanceof z.ZodType)) {
     throw new ConfigurationError('run option outputType must be a zod schema, e.g. z.object({ answer: z.string() }).');

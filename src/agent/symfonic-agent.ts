@@ -118,10 +118,10 @@ export class SymfonicAgent {
    * happen (see AgentStream: order, backpressure, and how leaving the loop aborts the run).
    * `stream.result` settles as `run()` would.
    */
-  stream<T = unknown>(query: string, options?: RunOptions<T>): AgentStream {
+  stream<T = unknown>(query: string, options?: RunOptions<T>): AgentStream<T> {
     const hub = new EventHub(listenerErrorReporter(this.#core));
     const abort = new AbortController();
-    return new RunEventStream(hub, abort, () => {
+    return new RunEventStream(hub, abort, (): Promise<AgentResponse> => {
       try {
         if (typeof query !== 'string') {
           throw new ConfigurationError(`agent "${this.name}": the query must be a string (got ${query === null ? 'null' : typeof query}).`);
@@ -135,7 +135,7 @@ export class SymfonicAgent {
       } catch (error) {
         return Promise.reject(error);
       }
-    });
+    }) as AgentStream<T>;
   }
 
   /**

@@ -114,3 +114,9 @@ export interface RunFigures {
   costUsd: number | null;
   totalCostUsd: number | null;
 }
+
+/** Whether a value can serve as a run's ledger: checked once, where one is accepted. */
+export function isAccounting(value: unknown): value is Accounting {
+  const a = value as Partial<Accounting> | null;
+  return typeof a === 'object' && a !== null && typeof a.id === 'string' && typeof a.open === 'function';
+}
