@@ -47,13 +47,18 @@ function fleetAgent(collector, { maxTokens, delayMs = 0, onCall }) {
 
 async function runRoots(agent, tenant, count) {
   const outcomes = await Promise.allSettled(Array.from({ length: count }, () => agent.run('split the job', { scope: { tenantId: tenant } })));
-  const report = { succeeded: 0, refused: 0, otherErrors: [], succeededTokens: 0 };
+  const report = { succeeded: 0, refused: 0, otherErrors: [], succeededTokens: 0, rootTokens: 0 };
   for (const o of outcomes) {
     if (o.status === 'fulfilled') {
       report.succeeded++;
       report.succeededTokens += tokens(o.value.totalUsage);
-    } else if (o.reason?.name === 'BudgetExceededError') report.refused++;
-    else report.otherErrors.push(String(o.reason?.stack ?? o.reason));
+      report.rootTokens += tokens(o.value.totalUsage);
+    } else if (o.reason?.name === 'BudgetExceededError') {
+      report.refused++;
+      // A refused root spent what its calls before the refusal used: its error says how much.
+      const spent = o.reason[Symbol.for('symfonic.spent')];
+      report.rootTokens += spent ? tokens(spent.total) : 0;
+    } else report.otherErrors.push(String(o.reason?.stack ?? o.reason));
   }
   return report;
 }

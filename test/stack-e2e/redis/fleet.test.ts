@@ -22,6 +22,8 @@ interface FleetReport {
   refused: number;
   otherErrors: string[];
   succeededTokens: number;
+  /** Every root's totalUsage: an answered root's from its response, a refused one's from its error. */
+  rootTokens: number;
   collectorTokens: number;
   unwritten: number;
   openRuns: number;
@@ -84,6 +86,8 @@ describe('RedisBudgetStore shared by a fleet of processes', () => {
       expect(report.totalSpent.tokens).toBeLessThanOrEqual(limit);
       // Exact: what Redis holds is what every process's collector counted, not one token more or less.
       expect(report.totalSpent.tokens).toBe(sum((r) => r.collectorTokens));
+      // And it is the sum of every process's roots' totalUsage, refused roots' partial spend included.
+      expect(report.totalSpent.tokens).toBe(sum((r) => r.rootTokens));
       // Roots that answered are all in it (each 30 to 60 tokens: a refused child spends nothing),
       // and the rest is the partial spend of roots refused mid-tree.
       expect(sum((r) => r.succeededTokens)).toBeLessThanOrEqual(report.totalSpent.tokens);
