@@ -97,7 +97,8 @@ export async function executeRun(core: AgentCore, query: string, request: RunReq
     const closing = run.account.close();
     const figures = closing instanceof Promise ? await closing : closing;
     if (run.handOff) closeHandOff(run.handOff, run, figures);
-    attachSpent(error, { runId: run.frame.runId, total: figures.total, totalCostUsd: figures.totalCostUsd, receipt: run.account.receipt });
+    // Not on an abort reason: that one object may be what every run a signal aborted rejects with.
+    if (error !== run.signal.reason) attachSpent(error, { runId: run.frame.runId, total: figures.total, totalCostUsd: figures.totalCostUsd, receipt: run.account.receipt });
     core.delegationContext?.close(run.frame.runId);
     setRunTotals(run.span, figures);
     failSpan(run.span, error);

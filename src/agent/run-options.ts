@@ -163,7 +163,8 @@ export function readRunOptions(options: RunOptions | undefined): RunRequest {
     maxAgentDepth: options.maxAgentDepth,
     outputType: options.outputType,
     askUser: options.askUser,
-    deadline: options.deadline,
+    // Whole milliseconds: timers and the deadline baggage take nothing finer.
+    deadline: options.deadline === undefined ? undefined : Math.floor(options.deadline),
     onEvent: options.onEvent,
     events: undefined,
   };

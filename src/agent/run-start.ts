@@ -72,10 +72,16 @@ export function listenerErrorReporter(core: AgentCore): (error: unknown, count: 
 }
 
 /** The caller's signal, joined with one that aborts at `deadline` (a TimeoutError, as fetch's). */
-function withDeadline(given: AbortSignal | undefined, deadline: number): AbortSignal {
-  const timeout = AbortSignal.timeout(Math.max(0, deadline - Date.now()));
+function withDeadline(given: AbortSignal | undefined, deadline: number): AbortSignal | undefined {
+  const left = deadline - Date.now();
+  // Past already: the run must not start its work. Beyond a timer's reach (about 24.8 days): no timer.
+  const timeout = left <= 0 ? AbortSignal.abort(new DOMException('the deadline has passed', 'TimeoutError')) : left > MAX_TIMER_MS ? undefined : AbortSignal.timeout(left);
+  if (timeout === undefined) return given;
   return given === undefined ? timeout : AbortSignal.any([given, timeout]);
 }
+
+/** The longest delay Node's timers keep (2^31 − 1 ms). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 function joinSignals(a: AbortSignal | undefined, b: AbortSignal): AbortSignal {
   return a === undefined ? b : AbortSignal.any([a, b]);

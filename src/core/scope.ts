@@ -39,9 +39,17 @@ export function makeScope(input: unknown): Scope {
   return scope;
 }
 
+/** Frozen all the way, and plain data: a getter could answer differently next time. */
 function deeplyFrozen(input: object): boolean {
+  if (!plainData(input)) return false;
   const attributes = (input as { attributes?: unknown }).attributes;
-  return attributes === undefined || (typeof attributes === 'object' && attributes !== null && Object.isFrozen(attributes));
+  return attributes === undefined || (typeof attributes === 'object' && attributes !== null && Object.isFrozen(attributes) && plainData(attributes));
+}
+
+function plainData(o: object): boolean {
+  const proto = Object.getPrototypeOf(o);
+  if (proto !== Object.prototype && proto !== null) return false;
+  return Object.values(Object.getOwnPropertyDescriptors(o)).every((d) => 'value' in d);
 }
 
 function validateScope(input: unknown): Scope {

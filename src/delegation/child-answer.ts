@@ -49,8 +49,9 @@ export function failedChildSpend(childRunId: string, handOff: HandOff, error: un
     return usage === undefined ? undefined : { childRunId, usage, costUsd: soundCost(closed.totalCostUsd), receipt: handOff.receipt };
   }
   // A child outside the hand-off (a remote one, say) may still say on its error what it spent.
+  // Only figures of this very child: one error object (a shared abort reason) can reach many runs.
   const spent = spentOf(error);
-  const usage = spent === undefined ? undefined : soundUsage(spent.total);
+  const usage = spent === undefined || spent.runId !== childRunId ? undefined : soundUsage(spent.total);
   return usage === undefined ? undefined : { childRunId, usage, costUsd: soundCost(spent!.totalCostUsd), receipt: spent!.receipt };
 }
 

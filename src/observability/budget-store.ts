@@ -146,8 +146,10 @@ export class InMemoryBudgetStore implements BudgetStore {
     if (typeof id === 'number') return l.reservations.has(id) || id >= this.nextId;
     const key = `${tenantId}\u0000${id}`;
     if (this.settledIds.has(key)) return false;
-    if (this.settledIds.size >= 4096) {
-      for (const [k, at] of this.settledIds) if (now - at > SETTLED_MARKER_MS) this.settledIds.delete(k);
+    // Insertion order is time order: the expired ones are at the front.
+    for (const [k, at] of this.settledIds) {
+      if (now - at <= SETTLED_MARKER_MS) break;
+      this.settledIds.delete(k);
     }
     this.settledIds.set(key, now);
     return true;

@@ -108,7 +108,9 @@ export class MetricsCollector implements Accounting {
     if (ledger.runs.has(frame.runId)) throw new DuplicateRunError(frame.runId);
     const parent = frame.parentRunId === null ? undefined : ledger.runs.get(frame.parentRunId);
     const tenantId = frame.scope?.tenantId ?? null;
-    if (parent !== undefined && (parent.tenantId !== tenantId || parent.rootRunId !== frame.rootRunId)) {
+    // A parent with no tenant may have children with one (a composed default scope); a parent
+    // with a tenant has children of that tenant only.
+    if (parent !== undefined && ((parent.tenantId !== null && parent.tenantId !== tenantId) || parent.rootRunId !== frame.rootRunId)) {
       // A parent id names a run in flight; another tenant's (or another tree's) run must not be
       // made to carry this run's spend in its totals.
       throw new ConfigurationError(

@@ -471,6 +471,9 @@ export class RedisBudgetStore implements BudgetStore {
   private async eval(script: BudgetScript, tenantId: string, args: string[]): Promise<unknown> {
     if (this.closed) throw new ConfigurationError(`RedisBudgetStore ${this.name} is closed; make a new store to use it again.`);
     const client = this.client !== undefined && this.everReady ? this.client : await this.ready();
+    // Until the data's id is known nothing is skipped as already charged here; a learn that
+    // failed is tried again on the next call (concurrent ones share one).
+    if (this.dataId === undefined) void this.learnIdentity();
     const keys = this.keysFor(tenantId, script.keys);
     let reply: unknown;
     try {
@@ -542,7 +545,11 @@ export class RedisBudgetStore implements BudgetStore {
     this.client = client;
     client.on('ready', this.onReady);
     client.on('error', this.onError);
-    if (client.status === 'ready') this.everReady = true;
+    if (client.status === 'ready') {
+      // Connected already: no 'ready' event will come to learn the data's id from.
+      this.everReady = true;
+      void this.learnIdentity();
+    }
   }
 
   /** A made client has ioredis's commandTimeout; a client passed in without one may queue forever, so it gets ours. */

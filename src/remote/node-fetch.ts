@@ -29,8 +29,16 @@ export class NodeFetch {
    */
   post(target: Target, headers: Record<string, string>, body: string, signal: AbortSignal | undefined): Promise<Exchanged> {
     const flat: string[] = [];
-    for (const name in headers) flat.push(name, headers[name]!);
-    flat.push('content-length', String(Buffer.byteLength(body)), 'Host', target.host);
+    // The length is the body's, and a Host the caller gave wins over ours: each is sent once, as
+    // a strict proxy refuses a request that carries two.
+    let host = target.host;
+    for (const name in headers) {
+      const lower = name.toLowerCase();
+      if (lower === 'content-length') continue;
+      if (lower === 'host') host = headers[name]!;
+      else flat.push(name, headers[name]!);
+    }
+    flat.push('content-length', String(Buffer.byteLength(body)), 'Host', host);
     return this.exchange(target, 'POST', flat, body, signal);
   }
 

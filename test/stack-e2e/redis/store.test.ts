@@ -151,6 +151,25 @@ describe('RedisBudgetStore against Redis', () => {
     expect(r).toMatchObject({ ok: true, reserved: spend(1) });
   });
 
+  it('a store given a client that is connected already learns the id of its data too', async () => {
+    const prefix = uniquePrefix('ready-client');
+    const byUrl = new RedisBudgetStore({ redis: redis.url, keyPrefix: prefix });
+    const client = new Redis(redis.url);
+    await new Promise<void>((resolve) => (client.status === 'ready' ? resolve() : client.once('ready', () => resolve())));
+    const byClient = new RedisBudgetStore({ redis: client, keyPrefix: prefix });
+    try {
+      await byUrl.usage('t', undefined);
+      await byClient.reserve('t', spend(1), { maxTokens: 100 });
+      await until(() => byUrl.id !== undefined && byClient.id !== undefined);
+      expect(byClient.id).toBeDefined();
+      expect(byClient.id).toBe(byUrl.id);
+    } finally {
+      await byUrl.close();
+      await byClient.close();
+      client.disconnect();
+    }
+  });
+
   it('two stores on one server and prefix share one ledger and one id; another prefix is another ledger', async () => {
     const prefix = uniquePrefix('shared');
     const a = new RedisBudgetStore({ redis: redis.url, keyPrefix: prefix });
