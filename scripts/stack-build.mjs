@@ -10,7 +10,8 @@ function goVersion() {
   return r.stdout.trim();
 }
 
-function alive(pid) {
+/** Whether a process with this pid runs (one we may not signal still runs). */
+export function alive(pid) {
   try {
     process.kill(pid, 0);
     return true;

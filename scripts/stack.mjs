@@ -5,7 +5,7 @@
 // 127.0.0.1. See docs/design.md, "The observability stack".
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensureJaeger } from './stack-build.mjs';
+import { alive, ensureJaeger } from './stack-build.mjs';
 import { stackConfig } from './stack-config.mjs';
 import { logFile, serviceStatus, startService, stopService } from './stack-services.mjs';
 
@@ -92,15 +92,6 @@ async function status(cfg, json) {
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-function alive(pid) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return error.code === 'EPERM';
-  }
-}
 
 /**
  * One `up` or `down` at a time per state folder: two test runs starting together would otherwise
