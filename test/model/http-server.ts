@@ -2,9 +2,10 @@
  * The loopback server the provider suites talk to: a scripted JSON API on 127.0.0.1, so the real
  * HTTP client, retries and timeouts run against real sockets without leaving the machine.
  */
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, expect } from 'vitest';
+import { closedAfterEach } from '../support/servers.js';
+import { expect } from 'vitest';
 import { ModelProviderError } from '../../src/model/provider-error.js';
 
 /** One request the server received. */
@@ -28,19 +29,7 @@ export type Reply = { status?: number; headers?: Record<string, string>; body?: 
  * API's own error shape so the client reports it as such. `basePath` ends the base URL ('/v1').
  */
 export function scriptedApi(options: { unscripted: unknown; basePath?: string }): (replies: Reply[]) => Promise<{ baseURL: string; seen: Seen[] }> {
-  let servers: Server[] = [];
-  afterEach(async () => {
-    await Promise.all(
-      servers.map(
-        (server) =>
-          new Promise<void>((resolve) => {
-            server.closeAllConnections();
-            server.close(() => resolve());
-          }),
-      ),
-    );
-    servers = [];
-  });
+  const track = closedAfterEach();
   return async (replies) => {
     const seen: Seen[] = [];
     const server = createServer((req, res) => {
@@ -66,7 +55,7 @@ export function scriptedApi(options: { unscripted: unknown; basePath?: string })
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    servers.push(server);
+    track(server);
     return { baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}${options.basePath ?? ''}`, seen };
   };
 }

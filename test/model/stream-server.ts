@@ -4,9 +4,9 @@
  * so the client's reads really do end mid-line, mid-character or mid-JSON. It records whether the
  * client closed the connection before the body was finished.
  */
-import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach } from 'vitest';
+import { closedAfterEach } from '../support/servers.js';
 
 export interface StreamSeen {
   path: string;
@@ -50,19 +50,7 @@ export function sse(events: ({ event?: string; data: unknown } | string)[]): str
 }
 
 export function streamingApi(basePath = ''): (replies: StreamReply[]) => Promise<{ baseURL: string; seen: StreamSeen[] }> {
-  let servers: Server[] = [];
-  afterEach(async () => {
-    await Promise.all(
-      servers.map(
-        (server) =>
-          new Promise<void>((resolve) => {
-            server.closeAllConnections();
-            server.close(() => resolve());
-          }),
-      ),
-    );
-    servers = [];
-  });
+  const track = closedAfterEach();
   return async (replies) => {
     const seen: StreamSeen[] = [];
     const server = createServer((req, res) => {
@@ -82,7 +70,7 @@ export function streamingApi(basePath = ''): (replies: StreamReply[]) => Promise
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    servers.push(server);
+    track(server);
     return { baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}${basePath}`, seen };
   };
 }
