@@ -1,58 +1,16 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { metrics, type Counter, type Meter, type MeterProvider } from '@opentelemetry/api';
-// Types only: ioredis itself is imported on first use, and only when the store is given a URL.
-import type { Cluster, Redis } from 'ioredis';
-import { z } from 'zod';
 import { BudgetStoreUnavailableError, ConfigurationError, SymfonicError } from '../core/errors.js';
 import type { BudgetLimit, BudgetStore, ReserveResult, Spend } from './budget-store.js';
-import { isLogger, silentLogger, type Logger } from './logger.js';
+import { silentLogger, type Logger } from './logger.js';
 import { keyList, tenantIndexKey, tenantKeys } from './redis-budget-keys.js';
+import { DEFAULTS, parseOptions, storeAddress, type RedisBudgetStoreOptions, type RedisClient } from './redis-budget-options.js';
 import { SCRIPTS, type BudgetScript } from './redis-budget-scripts.js';
+import { describe, isUnavailable, RedisConnection } from './redis-connection.js';
+import { UnwrittenWrites, type UnwrittenBudgetOp } from './redis-unwritten.js';
 
-type RedisClient = Redis | Cluster;
-
-/**
- * An ioredis client, `new Redis(...)` or `new Cluster(...)`. Typed structurally here so the
- * published declarations do not pull in ioredis's types (which need Node's): a project that only
- * passes a URL compiles without them.
- */
-export interface IoRedisClient {
-  readonly status: string;
-  defineCommand(name: string, definition: { numberOfKeys?: number; lua: string }): void;
-  quit(): Promise<unknown>;
-}
-
-export interface RedisBudgetStoreOptions {
-  /** An ioredis client (Redis or Cluster; left open by close()), or a redis:// / rediss:// URL. */
-  redis: IoRedisClient | string;
-  /** Put before every key; may not contain `{` or `}` (those make the hash tag). Default 'symfonic:'. */
-  keyPrefix?: string;
-  /** How long a reservation holds before it expires unsettled: a multiple of the longest model call. Default 10 minutes. */
-  leaseMs?: number;
-  /** When Redis cannot be reached: 'deny' (default) refuses the call, 'allow' lets it run unchecked. */
-  onUnavailable?: 'deny' | 'allow';
-  /** How long one Redis command may take before the store counts Redis as unavailable. Default 1000. */
-  timeoutMs?: number;
-  /** Tries of a settle before its spend is kept in memory until Redis is back. Default 4. */
-  settleAttempts?: number;
-  /** How long a settled id is remembered, so a retried settle is not charged again. Default 1 hour. */
-  settledMarkerMs?: number;
-  logger?: Logger;
-  /** Meter for symfonic.budget.store_unavailable; default the global meter provider's 'symfonic' meter. */
-  meter?: Meter;
-}
-
-/** A write the store could not make yet: kept, retried when Redis is back, and reported by unwritten(). */
-export interface UnwrittenBudgetOp {
-  readonly operation: 'settle' | 'release';
-  readonly tenantId: string;
-  readonly reservationId: string;
-  /** What a settle charges; zero for a release. */
-  readonly spend: Spend;
-  /** Epoch ms of the first attempt. */
-  readonly since: number;
-  readonly error: string;
-}
+export type { IoRedisClient, RedisBudgetStoreOptions } from './redis-budget-options.js';
+export type { UnwrittenBudgetOp } from './redis-unwritten.js';
 
 /** One tenant as `symfonic budget` shows it. */
 export interface TenantBudgetReport {
@@ -68,74 +26,13 @@ export interface TenantBudgetReport {
 }
 
 export const STORE_UNAVAILABLE_METRIC = 'symfonic.budget.store_unavailable';
-const DEFAULTS = { keyPrefix: 'symfonic:', leaseMs: 600_000, onUnavailable: 'deny', timeoutMs: 1000, settleAttempts: 4, settledMarkerMs: 3_600_000 } as const;
 /** Prefix of the ids handed out while Redis was down ('allow'): never in Redis, so release has nothing to do. */
 const UNCHECKED_ID = 'u:';
 const NANO = 1e9;
 const ZERO: Spend = Object.freeze({ tokens: 0, costUsd: 0 });
 const BACKOFF_FIRST_MS = 50;
 const BACKOFF_MAX_MS = 1000;
-const FLUSH_BATCH = 100;
 const MAX_CACHED_TENANTS = 10_000;
-
-function isClient(value: unknown): value is RedisClient {
-  const c = value as Record<string, unknown> | null;
-  return typeof c === 'object' && c !== null && typeof c['evalsha'] === 'function' && typeof c['eval'] === 'function' && typeof c['on'] === 'function';
-}
-
-const optionsSchema = z
-  .object({
-    redis: z.union([
-      z.string().regex(/^rediss?:\/\/[^/]/, 'a Redis URL starts with redis:// or rediss:// and names a host'),
-      z.custom<RedisClient>(isClient, 'redis must be an ioredis client (new Redis(...) or new Cluster(...)) or a redis:// URL'),
-    ]),
-    keyPrefix: z.string().max(200).regex(/^[^{}]*$/, 'keyPrefix may not contain { or }: the tenant hash tag must be the first {...} in every key').optional(),
-    leaseMs: z.number().int().min(1).max(7 * 86_400_000).optional(),
-    onUnavailable: z.enum(['deny', 'allow']).optional(),
-    timeoutMs: z.number().int().min(1).max(60_000).optional(),
-    settleAttempts: z.number().int().min(1).max(20).optional(),
-    settledMarkerMs: z.number().int().min(1).optional(),
-    logger: z.custom<Logger>(isLogger, 'logger must be a pino-style logger (child, isLevelEnabled, error, warn, info, debug)').optional(),
-    meter: z.custom<Meter>((m) => typeof (m as Meter | null)?.createCounter === 'function', 'meter must be an OpenTelemetry Meter').optional(),
-  })
-  .strict();
-
-function parseOptions(options: RedisBudgetStoreOptions): z.infer<typeof optionsSchema> {
-  const parsed = optionsSchema.safeParse(options);
-  if (parsed.success) {
-    if (typeof parsed.data.redis === 'string') redisUrl(parsed.data.redis);
-    return parsed.data;
-  }
-  throw new ConfigurationError(
-    `invalid RedisBudgetStore options: ${z.prettifyError(parsed.error)}. Example: new RedisBudgetStore({ redis: ` +
-      `'redis://127.0.0.1:6379/0', keyPrefix: 'myapp:', leaseMs: 600_000, onUnavailable: 'deny' }).`,
-  );
-}
-
-function redisUrl(raw: string): URL {
-  try {
-    return new URL(raw);
-  } catch {
-    throw new ConfigurationError(`invalid RedisBudgetStore options: redis "${raw}" is not a URL. Example: redis://127.0.0.1:6379/0.`);
-  }
-}
-
-/** Names the data, not the connection: the same in every process that shares it, and without credentials. */
-function storeId(redis: RedisClient | string, keyPrefix: string): string {
-  if (typeof redis === 'string') {
-    const url = redisUrl(redis);
-    const db = /^\/(\d+)/.exec(url.pathname)?.[1] ?? '0';
-    return `redis:${url.hostname}:${url.port || '6379'}/${db}/${keyPrefix}`;
-  }
-  if (redis.isCluster) {
-    const nodes = (redis as unknown as { startupNodes?: unknown[] }).startupNodes ?? [];
-    const names = nodes.map((n) => (typeof n === 'object' && n !== null ? `${(n as { host?: string }).host ?? 'localhost'}:${(n as { port?: number }).port ?? 6379}` : String(n)));
-    return `redis-cluster:${names.sort().join(',')}/${keyPrefix}`;
-  }
-  const o = (redis as Redis).options;
-  const where = o.path ? o.path : `${o.host ?? 'localhost'}:${o.port ?? 6379}`;
-  return `redis:${where}/${o.db ?? 0}/${keyPrefix}`;
-}
 
 /** Integers Redis can add exactly: tokens, and cost in nano-USD. */
 function units(spend: Spend, operation: string): { tokens: string; nano: string } {
@@ -161,22 +58,13 @@ function recordedLimit(recorded: string): BudgetLimit | null {
 const randomId = (): string => randomBytes(9).toString('base64url') + '.';
 
 const spendOf = (tokens: unknown, nano: unknown): Spend => ({ tokens: Number(tokens), costUsd: Number(nano) / NANO });
-const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error));
-
-/** Replies that mean "this server cannot serve now", not "this command is wrong". */
-const TRANSIENT_REPLY = /^(LOADING|BUSY|MASTERDOWN|CLUSTERDOWN|TRYAGAIN|READONLY|NOREPLICAS)\b/;
-
-/** Whether an error means Redis could not be reached or could not answer, rather than a bug. */
-export function isUnavailable(error: unknown): boolean {
-  if (!(error instanceof Error)) return true;
-  if (error.name === 'ReplyError') return TRANSIENT_REPLY.test(error.message);
-  return !(error instanceof TypeError || error instanceof RangeError || error instanceof SymfonicError);
-}
 
 /**
  * A budget store on Redis, shared by every process pointed at the same server and keyPrefix.
- * reserve, settle and release are each one Lua script, so they are atomic across processes. See
- * docs/design.md, "The Redis budget store", for the key layout, clock, leases and faults.
+ * reserve, settle and release are each one Lua script, so they are atomic across processes. The
+ * way to Redis is a RedisConnection; writes an outage stopped wait in UnwrittenWrites; this class
+ * is the BudgetStore and what an outage means for each operation. See docs/design.md, "The Redis
+ * budget store", for the key layout, clock, leases and faults.
  */
 export class RedisBudgetStore implements BudgetStore {
   /** Where the store is (server, database, key prefix), without credentials: for messages and logs. */
@@ -184,61 +72,45 @@ export class RedisBudgetStore implements BudgetStore {
   readonly keyPrefix: string;
   readonly leaseMs: number;
   readonly onUnavailable: 'deny' | 'allow';
-  private readonly timeoutMs: number;
   private readonly settleAttempts: number;
   private readonly markerMs: string;
   private readonly log: Logger;
   private readonly meter: Meter | undefined;
-  private readonly url: string | undefined;
-  /** Whether this store made the client (from a URL), and so configures and closes it. */
-  private readonly owned: boolean;
-  /** Whether the client rejects a command that takes too long by itself (ioredis commandTimeout). */
-  private readonly clientTimesOut: boolean;
-  private client: RedisClient | undefined;
-  private connecting: Promise<RedisClient> | undefined;
-  private everReady = false;
-  private firstReady: Promise<void> | undefined;
+  private readonly connection: RedisConnection;
+  private readonly kept: UnwrittenWrites;
   private closed = false;
   private readonly keyCache = new Map<string, string[]>();
   private idBase = randomId();
   private idCount = 0;
   private readonly indexed = new Set<string>();
-  private readonly pending = new Map<string, UnwrittenBudgetOp>();
   private readonly inflight = new Set<Promise<void>>();
-  private flushing: Promise<void> | undefined;
-  private failures = 0;
   private counter: { for: MeterProvider | Meter; counter: Counter } | undefined;
-  private dataId: string | undefined;
-  private learning: Promise<void> | undefined;
-  private readonly onReady = (): void => {
-    this.everReady = true;
-    void this.learnIdentity();
-    if (this.pending.size > 0) void this.flushPending();
-  };
-  private readonly onError = (error: unknown): void => {
-    this.log.debug({ store: this.name, err: describe(error) }, 'budget store connection error');
-  };
 
   constructor(options: RedisBudgetStoreOptions) {
     const o = parseOptions(options);
     this.keyPrefix = o.keyPrefix ?? DEFAULTS.keyPrefix;
     this.leaseMs = o.leaseMs ?? DEFAULTS.leaseMs;
     this.onUnavailable = o.onUnavailable ?? DEFAULTS.onUnavailable;
-    this.timeoutMs = o.timeoutMs ?? DEFAULTS.timeoutMs;
     this.settleAttempts = o.settleAttempts ?? DEFAULTS.settleAttempts;
     this.markerMs = String(o.settledMarkerMs ?? DEFAULTS.settledMarkerMs);
     this.log = o.logger ?? silentLogger;
     this.meter = o.meter;
-    this.name = storeId(o.redis, this.keyPrefix);
-    if (typeof o.redis === 'string') {
-      this.url = o.redis;
-      this.owned = true;
-      this.clientTimesOut = true;
-    } else {
-      this.owned = false;
-      this.clientTimesOut = typeof (o.redis.options as { commandTimeout?: unknown }).commandTimeout === 'number';
-      this.attach(o.redis);
-    }
+    this.name = storeAddress(o.redis, this.keyPrefix);
+    this.kept = new UnwrittenWrites(this.name, this.log, (op) => this.write(op));
+    const settings = {
+      name: this.name,
+      keyPrefix: this.keyPrefix,
+      timeoutMs: o.timeoutMs ?? DEFAULTS.timeoutMs,
+      log: this.log,
+      onUnavailable: this.onUnavailable,
+      onBack: () => {
+        if (this.kept.size > 0) void this.kept.flush();
+      },
+    };
+    const given = typeof o.redis === 'string' ? undefined : o.redis;
+    // A made client has ioredis's commandTimeout; one passed in may not.
+    const timesOut = given === undefined || typeof (given.options as { commandTimeout?: unknown }).commandTimeout === 'number';
+    this.connection = new RedisConnection(settings, typeof o.redis === 'string' ? o.redis : undefined, given, timesOut);
   }
 
   async reserve(tenantId: string, amount: Spend, limit: BudgetLimit, _now?: number): Promise<ReserveResult> {
@@ -280,19 +152,20 @@ export class RedisBudgetStore implements BudgetStore {
    */
   settle(tenantId: string, reservationId: string | number, actual: Spend, _now?: number): Promise<void> {
     const a = units(actual, 'settle');
-    const op: UnwrittenBudgetOp = { operation: 'settle', tenantId, reservationId: String(reservationId), spend: { tokens: Number(a.tokens), costUsd: Number(a.nano) / NANO }, since: Date.now(), error: '' };
-    return this.track(this.writeSettle(op, [op.reservationId, a.tokens, a.nano, this.markerMs]));
+    const op: UnwrittenBudgetOp = { operation: 'settle', tenantId, reservationId: String(reservationId), spend: spendOf(a.tokens, a.nano), since: Date.now(), error: '' };
+    return this.track(this.settleWithRetries(op));
   }
 
   /** Never rejects on an outage: a release that cannot reach Redis is kept and retried, and the lease ends it anyway. */
   async release(tenantId: string, reservationId: string | number): Promise<void> {
     const id = String(reservationId);
     if (id.startsWith(UNCHECKED_ID)) return;
+    const op: UnwrittenBudgetOp = { operation: 'release', tenantId, reservationId: id, spend: ZERO, since: Date.now(), error: '' };
     try {
-      await this.eval(SCRIPTS.release, tenantId, [id]);
+      await this.write(op);
     } catch (error) {
       if (!isUnavailable(error)) throw error;
-      this.keep({ operation: 'release', tenantId, reservationId: id, spend: ZERO, since: Date.now(), error: describe(error) });
+      this.kept.keep({ ...op, error: describe(error) });
       this.countUnavailable('release', 'queued');
     }
   }
@@ -311,9 +184,9 @@ export class RedisBudgetStore implements BudgetStore {
 
   /** Every tenant this keyPrefix has seen a reserve or settle for, sorted. */
   async tenants(): Promise<string[]> {
-    const client = await this.ready();
+    const client = await this.connection.ready();
     try {
-      return (await this.bounded(client.smembers(tenantIndexKey(this.keyPrefix)))).sort();
+      return (await this.connection.bounded(client.smembers(tenantIndexKey(this.keyPrefix)))).sort();
     } catch (error) {
       throw this.unavailableError('(all tenants)', error);
     }
@@ -321,7 +194,7 @@ export class RedisBudgetStore implements BudgetStore {
 
   /** Writes this store has not been able to make yet (kept in memory, retried when Redis is back). */
   unwritten(): UnwrittenBudgetOp[] {
-    return [...this.pending.values()];
+    return this.kept.list();
   }
 
   /**
@@ -330,23 +203,19 @@ export class RedisBudgetStore implements BudgetStore {
    */
   async flush(): Promise<number> {
     await Promise.allSettled([...this.inflight]);
-    if (this.pending.size > 0) await this.flushPending();
-    return this.pending.size;
+    if (this.kept.size > 0) await this.kept.flush();
+    return this.kept.size;
   }
 
   /** Flushes, then quits the client this store made (a client passed in is left open). */
   async close(): Promise<void> {
     if (this.closed) return;
-    const left = this.client || this.connecting ? await this.flush() : 0;
+    const left = this.connection.started ? await this.flush() : 0;
     this.closed = true;
     if (left > 0) {
       this.log.error({ store: this.name, unwritten: this.unwritten() }, `budget store closed with ${left} write(s) it could not make; that spend is not in Redis`);
     }
-    const client = this.client;
-    if (!client) return;
-    client.off('ready', this.onReady);
-    client.off('error', this.onError);
-    if (this.owned) await client.quit().catch(() => client.disconnect());
+    await this.connection.close();
   }
 
   /**
@@ -357,24 +226,7 @@ export class RedisBudgetStore implements BudgetStore {
    * the store has reached Redis once: until then nothing is skipped as already charged here.
    */
   get id(): string | undefined {
-    return this.dataId;
-  }
-
-  private learnIdentity(): Promise<void> {
-    if (this.dataId !== undefined || this.client === undefined) return Promise.resolve();
-    const client = this.client;
-    return (this.learning ??= (async () => {
-      try {
-        const key = `${this.keyPrefix}store-id`;
-        await this.bounded(client.set(key, `redis:${randomUUID()}`, 'NX'));
-        const id = await this.bounded(client.get(key));
-        if (typeof id === 'string') this.dataId = id;
-      } catch {
-        // Unreachable now: learnt on the next connection.
-      } finally {
-        this.learning = undefined;
-      }
-    })());
+    return this.connection.id;
   }
 
   private track(p: Promise<void>): Promise<void> {
@@ -384,20 +236,30 @@ export class RedisBudgetStore implements BudgetStore {
     return p;
   }
 
-  private async writeSettle(op: UnwrittenBudgetOp, args: string[]): Promise<void> {
+  /** One settle or release, as the script takes it. */
+  private async write(op: UnwrittenBudgetOp): Promise<void> {
+    if (op.operation === 'release') {
+      await this.eval(SCRIPTS.release, op.tenantId, [op.reservationId]);
+      return;
+    }
+    const a = units(op.spend, 'settle');
+    await this.eval(SCRIPTS.settle, op.tenantId, [op.reservationId, a.tokens, a.nano, this.markerMs]);
+  }
+
+  private async settleWithRetries(op: UnwrittenBudgetOp): Promise<void> {
     let delay = BACKOFF_FIRST_MS;
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.eval(SCRIPTS.settle, op.tenantId, args);
+        await this.write(op);
         return;
       } catch (error) {
         if (!isUnavailable(error)) {
           // Not an outage but a fault (a script error, a key of the wrong type): kept, and thrown.
-          this.keep({ ...op, error: describe(error) });
+          this.kept.keep({ ...op, error: describe(error) });
           throw error;
         }
         if (attempt >= this.settleAttempts || this.closed) {
-          this.keep({ ...op, error: describe(error) });
+          this.kept.keep({ ...op, error: describe(error) });
           this.countUnavailable('settle', 'queued');
           return;
         }
@@ -405,41 +267,6 @@ export class RedisBudgetStore implements BudgetStore {
         delay = Math.min(delay * 2, BACKOFF_MAX_MS);
       }
     }
-  }
-
-  private keep(op: UnwrittenBudgetOp): void {
-    this.pending.set(`${op.operation}\u0000${op.tenantId}\u0000${op.reservationId}`, op);
-    const n = this.pending.size;
-    // Once, then at each power of two: an outage of thousands of calls logs a dozen lines.
-    if ((n & (n - 1)) === 0 && op.operation === 'settle') {
-      this.log.error(
-        { store: this.name, tenant_id: op.tenantId, reservation_id: op.reservationId, tokens: op.spend.tokens, cost_usd: op.spend.costUsd, unwritten: n, err: op.error },
-        'budget store could not record a settle; the spend is kept in memory and written when Redis is back (see store.unwritten())',
-      );
-    }
-  }
-
-  private flushPending(): Promise<void> {
-    this.flushing ??= this.writePending().finally(() => {
-      this.flushing = undefined;
-    });
-    return this.flushing;
-  }
-
-  private async writePending(): Promise<void> {
-    const ops = [...this.pending.entries()];
-    for (let i = 0; i < ops.length; i += FLUSH_BATCH) {
-      const results = await Promise.allSettled(
-        ops.slice(i, i + FLUSH_BATCH).map(async ([key, op]) => {
-          const args = op.operation === 'settle' ? [op.reservationId, String(op.spend.tokens), String(Math.round(op.spend.costUsd * NANO)), this.markerMs] : [op.reservationId];
-          await this.eval(op.operation === 'settle' ? SCRIPTS.settle : SCRIPTS.release, op.tenantId, args);
-          this.pending.delete(key);
-        }),
-      );
-      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-      if (failed && isUnavailable(failed.reason)) return;
-    }
-    if (ops.length > 0) this.log.info({ store: this.name, written: ops.length - this.pending.size, unwritten: this.pending.size }, 'budget store wrote kept settles');
   }
 
   private reserveWithoutRedis(tenantId: string, error: unknown): ReserveResult {
@@ -467,99 +294,11 @@ export class RedisBudgetStore implements BudgetStore {
     }
   }
 
-  /** Runs a script by its SHA; a server that lacks it (restarted, flushed) gets the text once more. */
   private async eval(script: BudgetScript, tenantId: string, args: string[]): Promise<unknown> {
     if (this.closed) throw new ConfigurationError(`RedisBudgetStore ${this.name} is closed; make a new store to use it again.`);
-    const client = this.client !== undefined && this.everReady ? this.client : await this.ready();
-    // Until the data's id is known nothing is skipped as already charged here; a learn that
-    // failed is tried again on the next call (concurrent ones share one).
-    if (this.dataId === undefined) void this.learnIdentity();
-    const keys = this.keysFor(tenantId, script.keys);
-    let reply: unknown;
-    try {
-      reply = await this.bounded(client.evalsha(script.sha, script.keys, ...keys, ...args));
-    } catch (error) {
-      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) {
-        this.noteFailure(script.name, error);
-        throw error;
-      }
-      try {
-        reply = await this.bounded(client.eval(script.lua, script.keys, ...keys, ...args));
-      } catch (again) {
-        this.noteFailure(script.name, again);
-        throw again;
-      }
-    }
-    if (this.failures > 0) this.noteRecovery();
+    const { reply, client } = await this.connection.eval(script, this.keysFor(tenantId, script.keys), args);
     if (!this.indexed.has(tenantId)) this.index(client, tenantId);
     return reply;
-  }
-
-  /** A client that has connected once. A made client is waited for on first use; after that a lost connection fails fast. */
-  private async ready(): Promise<RedisClient> {
-    const client = this.client ?? (await (this.connecting ??= this.open()));
-    if (this.dataId === undefined && client.status === 'ready') void this.learnIdentity();
-    if (!this.owned || this.everReady || client.status === 'ready') {
-      this.everReady ||= client.status === 'ready';
-      return client;
-    }
-    if (client.status === 'end' || client.status === 'close') return client;
-    await (this.firstReady ??= this.waitForReady(client));
-    return client;
-  }
-
-  /** One wait shared by every call that arrives before the first connection, bounded by timeoutMs. */
-  private waitForReady(client: RedisClient): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        client.off('ready', done);
-        this.firstReady = undefined;
-        resolve();
-      };
-      const timer = setTimeout(done, this.timeoutMs);
-      client.once('ready', done);
-    });
-  }
-
-  private async open(): Promise<RedisClient> {
-    const { Redis } = await import('ioredis');
-    const client = new Redis(this.url!, {
-      lazyConnect: true,
-      // Fail fast while disconnected instead of queueing: the store decides (deny, allow, keep).
-      enableOfflineQueue: false,
-      autoResendUnfulfilledCommands: false,
-      maxRetriesPerRequest: 0,
-      commandTimeout: this.timeoutMs,
-      connectTimeout: Math.max(this.timeoutMs, 1000),
-      retryStrategy: (times: number) => Math.min(BACKOFF_FIRST_MS * 2 ** Math.min(times, 5), BACKOFF_MAX_MS),
-    });
-    this.attach(client);
-    this.client = client;
-    // A failed first connect is not final: ioredis keeps retrying, and calls report the outage.
-    client.connect().catch(() => undefined);
-    return client;
-  }
-
-  private attach(client: RedisClient): void {
-    this.client = client;
-    client.on('ready', this.onReady);
-    client.on('error', this.onError);
-    if (client.status === 'ready') {
-      // Connected already: no 'ready' event will come to learn the data's id from.
-      this.everReady = true;
-      void this.learnIdentity();
-    }
-  }
-
-  /** A made client has ioredis's commandTimeout; a client passed in without one may queue forever, so it gets ours. */
-  private bounded<T>(p: Promise<T>): Promise<T> {
-    if (this.clientTimesOut) return p;
-    let timer: NodeJS.Timeout;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`Redis did not answer within ${this.timeoutMs} ms`)), this.timeoutMs);
-    });
-    return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
   }
 
   private keysFor(tenantId: string, count: number): string[] {
@@ -572,23 +311,11 @@ export class RedisBudgetStore implements BudgetStore {
     return count === all.length ? all : all.slice(0, count);
   }
 
+  /** Adds the tenant to the prefix's index (for `symfonic budget`), once a process. */
   private index(client: RedisClient, tenantId: string): void {
     if (this.indexed.size >= MAX_CACHED_TENANTS) this.indexed.clear();
     this.indexed.add(tenantId);
     client.sadd(tenantIndexKey(this.keyPrefix), tenantId).catch(() => this.indexed.delete(tenantId));
-  }
-
-  private noteFailure(operation: string, error: unknown): void {
-    if (!isUnavailable(error)) return;
-    if (this.failures++ === 0) {
-      this.log.error({ store: this.name, operation, err: describe(error) }, `budget store unreachable (onUnavailable: '${this.onUnavailable}'); it reconnects by itself`);
-    }
-  }
-
-  private noteRecovery(): void {
-    this.log.info({ store: this.name, failed_calls: this.failures }, 'budget store reachable again');
-    this.failures = 0;
-    if (this.pending.size > 0) void this.flushPending();
   }
 
   private countUnavailable(operation: string, outcome: 'denied' | 'allowed' | 'queued'): void {

@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { ConfigurationError } from '../../src/core/errors.js';
 import { escapeTenant, keyList, tenantKeys, unescapeTenant } from '../../src/observability/redis-budget-keys.js';
 import { SCRIPTS } from '../../src/observability/redis-budget-scripts.js';
-import { isUnavailable, RedisBudgetStore } from '../../src/observability/redis-budget-store.js';
+import { RedisBudgetStore } from '../../src/observability/redis-budget-store.js';
+import { isUnavailable } from '../../src/observability/redis-connection.js';
 
 const URL_OK = 'redis://127.0.0.1:6399/2';
 
