@@ -9,7 +9,7 @@ import { ATTR } from '../observability/attributes.js';
  * conventions name it `gen_ai.response.time_to_first_chunk` for a client's span
  * (`gen_ai.server.time_to_first_token` is the model server's own metric, not a client's).
  */
-export const ATTR_TIME_TO_FIRST_CHUNK = ATTR.timeToFirstChunk;
+
 
 /** A provider stream that ended without its `done` chunk: the answer is incomplete, whatever text came. */
 export class IncompleteStreamError extends SymfonicError {
@@ -45,7 +45,7 @@ export async function modelAnswer(provider: ModelProvider, request: ModelRequest
       const chunk = step.value;
       if (first) {
         first = false;
-        if (chat.isRecording()) chat.setAttribute(ATTR_TIME_TO_FIRST_CHUNK, (performance.now() - t0) / 1000);
+        if (chat.isRecording()) chat.setAttribute(ATTR.timeToFirstChunk, (performance.now() - t0) / 1000);
       }
       if (chunk.type === 'done') return chunk.response;
       if (chunk.type === 'text' && chunk.delta !== '') events.emit({ type: 'text.delta', delta: chunk.delta });

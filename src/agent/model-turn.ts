@@ -1,11 +1,11 @@
 import { SpanKind, type Span } from '@opentelemetry/api';
 import { raceAbort } from '../core/abort.js';
+import { isPromise } from '../core/promise.js';
 import { abortErrorFrom } from '../core/errors.js';
 import type { ModelRequest, ModelResponse } from '../model/types.js';
 import type { CallTicket } from '../observability/accounting.js';
 import { ATTR, SPAN_EVENT } from '../observability/attributes.js';
 import { inputMessagesJson, outputMessagesJson, systemInstructionsJson } from '../observability/content.js';
-import { costOf } from '../observability/prices.js';
 import { checkResponse, estimateInput, usageOf } from './model-response.js';
 import { modelAnswer } from './model-stream.js';
 import { raceListened } from './run-events.js';
@@ -34,16 +34,22 @@ function startChatSpan(run: RunState, request: ModelRequest): Span {
   return chat;
 }
 
-/** Reserves the call's bound; the bound reserved becomes the request's maxTokens, so it holds. */
-async function reserve(run: RunState, request: ModelRequest, chat: Span): Promise<CallTicket> {
-  const provider = run.core.modelProvider;
+/**
+ * Reserves the call's bound; the bound reserved becomes the request's maxTokens, so it holds. A
+ * promise only when the store is asynchronous: a call with no budget, or an in-memory one, waits
+ * for nothing here.
+ */
+function reserve(run: RunState, request: ModelRequest, chat: Span): CallTicket | Promise<CallTicket> {
   const pending = run.account.beginCall({
-    providerName: provider.providerName,
+    providerName: run.core.modelProvider.providerName,
     modelName: run.requestModel,
     estimateInputTokens: () => estimateInput(request, run.core.toolDefinitionChars),
     maxTokens: request.maxTokens,
   });
-  const ticket = pending instanceof Promise ? await pending : pending;
+  return isPromise(pending) ? Promise.resolve(pending).then((t) => reserved(run, request, chat, t)) : reserved(run, request, chat, pending);
+}
+
+function reserved(run: RunState, request: ModelRequest, chat: Span, ticket: CallTicket): CallTicket {
   if (ticket.outputBound !== undefined && request.maxTokens === undefined) {
     request.maxTokens = ticket.outputBound;
     if (chat.isRecording()) chat.setAttribute(ATTR.requestMaxTokens, ticket.outputBound);
@@ -89,7 +95,8 @@ export async function callModel(run: RunState): Promise<ModelResponse> {
   const chat = startChatSpan(run, request);
   let ticket: CallTicket;
   try {
-    ticket = await reserve(run, request, chat);
+    const pending = reserve(run, request, chat);
+    ticket = isPromise(pending) ? await pending : pending;
   } catch (error) {
     failSpan(chat, error);
     chat.end();
@@ -115,8 +122,8 @@ export async function callModel(run: RunState): Promise<ModelResponse> {
     throw e;
   }
   const usage = usageOf(response, request, run.core.toolDefinitionChars);
-  run.account.endCall(ticket, usage, { providerName: provider.providerName, requestModel: run.requestModel, responseModel: response.responseModel, durationS: (performance.now() - t0) / 1000 });
+  const costUsd = run.account.endCall(ticket, usage, { providerName: provider.providerName, requestModel: run.requestModel, responseModel: response.responseModel, durationS: (performance.now() - t0) / 1000 });
   finishChatSpan(chat, response, usage, run.core.config.captureContent);
-  events?.emit({ type: 'model.finished', usage, costUsd: ticket.price ? costOf(usage, ticket.price) : null });
+  events?.emit({ type: 'model.finished', usage, costUsd });
   return response;
 }

@@ -1,7 +1,8 @@
 import { MaxTurnsExceededError, abortErrorFrom } from '../core/errors.js';
 import { runSignal } from '../core/abort.js';
+import { isPromise } from '../core/promise.js';
 import { attachSpent } from '../core/spent.js';
-import type { HandOff } from '../core/frame-handoff.js';
+import type { HandOffReceipt } from '../core/frame-handoff.js';
 import type { RunFigures } from '../observability/accounting.js';
 import type { Message, ModelResponse } from '../model/types.js';
 import type { AgentCore } from './agent-core.js';
@@ -20,16 +21,32 @@ export { EmptyModelResponseError } from './model-response.js';
 
 const NO_CHILDREN: readonly string[] = Object.freeze([]);
 
-/** What the delegator reads once the child's run is over: its receipt as it stands now, and its figures. */
-function closeHandOff(handOff: HandOff, run: RunState, figures: RunFigures): void {
-  handOff.receipt = run.account.receipt;
-  handOff.figures = figures;
+/**
+ * Closes the run's account and leaves what a delegator reads on the hand-off: the receipt as it
+ * stands now (a shared store learns its id on first contact) and the figures.
+ */
+function closeAccount(run: RunState): Closed | Promise<Closed> {
+  const closing = run.account.close();
+  return isPromise(closing) ? Promise.resolve(closing).then((figures) => closed(run, figures)) : closed(run, closing);
+}
+
+interface Closed {
+  figures: RunFigures;
+  receipt: HandOffReceipt;
+}
+
+function closed(run: RunState, figures: RunFigures): Closed {
+  const receipt = run.account.receipt;
+  if (run.handOff) {
+    run.handOff.receipt = receipt;
+    run.handOff.figures = figures;
+  }
+  return { figures, receipt };
 }
 
 /** Opens everything a run holds, in order; a failure part-way closes what was opened. */
 function openRun(core: AgentCore, request: RunRequest, extras: RunExtras): RunState {
   const { frame, accounting, handOff, outputType } = placeRun(core, request, extras.handOff);
-  const requestModel = core.requestModel;
   const { span, sets } = startRunSpan(core, frame);
   let state: RunState | undefined;
   const signal = runSignal(frame.signal);
@@ -37,8 +54,7 @@ function openRun(core: AgentCore, request: RunRequest, extras: RunExtras): RunSt
     const base = extras.instructions ?? core.instructions;
     const instructions = outputType ? instructionsFor(base, outputType) : base;
     const account = accounting.open(frame, core.name, (p) => state?.log().error({ err: p.error, operation: p.operation, unwritten: p.unwritten }, 'budget store write failed'));
-    if (handOff) handOff.receipt = account.receipt;
-    state = new RunState(core, frame, account, signal, span, sets, instructions, requestModel);
+    state = new RunState(core, frame, account, signal, span, sets, instructions);
     state.outputType = outputType;
     state.handOff = handOff;
     state.events = frame.events?.open(frame, core.name);
@@ -94,11 +110,10 @@ export async function executeRun(core: AgentCore, query: string, request: RunReq
     if (run.outputType) response.output = response.structured = output;
     return response;
   } catch (error) {
-    const closing = run.account.close();
-    const figures = closing instanceof Promise ? await closing : closing;
-    if (run.handOff) closeHandOff(run.handOff, run, figures);
+    const closing = closeAccount(run);
+  const { figures, receipt } = isPromise(closing) ? await closing : closing;
     // Not on an abort reason: that one object may be what every run a signal aborted rejects with.
-    if (error !== run.signal.reason) attachSpent(error, { runId: run.frame.runId, total: figures.total, totalCostUsd: figures.totalCostUsd, receipt: run.account.receipt });
+    if (error !== run.signal.reason) attachSpent(error, { runId: run.frame.runId, total: figures.total, totalCostUsd: figures.totalCostUsd, receipt });
     core.delegationContext?.close(run.frame.runId);
     setRunTotals(run.span, figures);
     failSpan(run.span, error);
@@ -112,9 +127,8 @@ export async function executeRun(core: AgentCore, query: string, request: RunReq
 }
 
 async function finish(run: RunState, text: string, started: number): Promise<AgentResponse> {
-  const closing = run.account.close();
-  const figures = closing instanceof Promise ? await closing : closing;
-  if (run.handOff) closeHandOff(run.handOff, run, figures);
+  const closing = closeAccount(run);
+  const { figures, receipt } = isPromise(closing) ? await closing : closing;
   const f = run.frame;
   const delegatedTo = run.core.delegationContext ? run.core.delegationContext.close(f.runId) : NO_CHILDREN;
   if (run.span.isRecording()) setRunTotals(run.span, figures);
@@ -135,6 +149,6 @@ async function finish(run: RunState, text: string, started: number): Promise<Age
     costUsd: figures.costUsd,
     totalCostUsd: figures.totalCostUsd,
     durationMs,
-    accounting: run.account.receipt,
+    accounting: receipt,
   };
 }

@@ -20,8 +20,6 @@ export class RunState {
   /** Tool calls in order across the run's turns: siblings often start in the same millisecond. */
   toolSeq = 0;
   readonly runContext: Context;
-  readonly requestModel: string;
-  readonly chatSpanName: string;
   /** The schema the final answer must satisfy, if any: the run's own or its delegator's. */
   outputType: ZodType | undefined;
   /** The delegation hand-off this run took, if it is a child: where it leaves its receipt and figures. */
@@ -38,11 +36,16 @@ export class RunState {
     readonly span: Span,
     readonly sets: SpanAttributeSets | undefined,
     readonly instructions: string | undefined,
-    requestModel: string,
   ) {
     this.runContext = trace.setSpan(frame.traceContext ?? context.active(), span);
-    this.requestModel = requestModel;
-    this.chatSpanName = core.chatSpanName;
+  }
+
+  get requestModel(): string {
+    return this.core.requestModel;
+  }
+
+  get chatSpanName(): string {
+    return this.core.chatSpanName;
   }
 
   get signal(): AbortSignal {

@@ -1,5 +1,6 @@
 import { context as otelContext, SpanKind, trace, type Context, type Span } from '@opentelemetry/api';
 import { raceAbort } from '../core/abort.js';
+import { isPromise } from '../core/promise.js';
 import { abortErrorFrom, failsTheRun } from '../core/errors.js';
 import type { RunEmitter } from '../core/run-event.js';
 import type { RunFrame } from '../core/run-frame.js';
@@ -73,10 +74,6 @@ function startToolSpan(run: RunState, call: ToolCall): Span {
   return span;
 }
 
-function isThenable(v: unknown): v is PromiseLike<unknown> {
-  return typeof (v as { then?: unknown } | null)?.then === 'function';
-}
-
 /** Why the model's call cannot run, as text the model reads, or undefined when it can. */
 function refuse(run: RunState, call: ToolCall): { tool: Tool; input: unknown } | { problem: string; errorType: string } {
   const tool = run.core.tools.get(call.name);
@@ -112,7 +109,7 @@ export async function runTool(run: RunState, call: ToolCall): Promise<Message> {
   const ctx = new CallContext(run, call.id, span, toolContext);
   try {
     const pending: unknown = otelContext.with(toolContext, () => ready.tool.execute(ready.input, ctx));
-    const result = isThenable(pending) ? await raceAbort(Promise.resolve(pending), run.signal, `tool "${call.name}"`) : pending;
+    const result = isPromise(pending) ? await raceAbort(Promise.resolve(pending), run.signal, `tool "${call.name}"`) : pending;
     return done(toolResultText(result));
   } catch (error) {
     if (run.signal.aborted || failsTheRun(error)) {

@@ -43,8 +43,8 @@ export interface RunAccount {
    * refuses). A promise only when the store is asynchronous.
    */
   beginCall(call: ModelCallInfo): CallTicket | Promise<CallTicket>;
-  /** After a call that answered: settles its reservation to `usage` (checked before) and rolls it up. */
-  endCall(ticket: CallTicket, usage: Usage, outcome: CallOutcome): void;
+  /** After a call that answered: settles its reservation to `usage` (checked before) and rolls it up; returns its cost (null when unpriced). */
+  endCall(ticket: CallTicket, usage: Usage, outcome: CallOutcome): number | null;
   /** After a call that failed or was aborted: releases its reservation. */
   failCall(ticket: CallTicket, outcome: CallOutcome): void;
   /** Takes in what a child spent outside this account, unless its receipt says it is already here. */

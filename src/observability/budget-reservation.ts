@@ -1,3 +1,4 @@
+import { isPromise } from '../core/promise.js';
 import { BudgetExceededError, ConfigurationError } from '../core/errors.js';
 import type { BudgetWarning, CallTicket, ModelCallInfo } from './accounting.js';
 import type { ReserveResult, Spend } from './budget-store.js';
@@ -75,6 +76,3 @@ function warningFor(tenantId: string, limit: TenantLimit, spent: Spend, reserved
   return undefined;
 }
 
-export function isPromise<T>(v: T | Promise<T>): v is Promise<T> {
-  return typeof (v as { then?: unknown } | null)?.then === 'function';
-}

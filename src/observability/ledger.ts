@@ -7,8 +7,8 @@ import type { TenantBudgets } from './budgets.js';
 import { CallAttributeCache } from './call-attributes.js';
 import { InstrumentSource } from './instruments.js';
 import type { ModelPrice, PriceTable } from './prices.js';
-import { chargeTenant, newTenantLedger, type RunEntry, type TenantLedger } from './run-entry.js';
-import { isPromise } from './budget-reservation.js';
+import { addToTotal, chargeTenant, newTenantLedger, type RunEntry, type TenantLedger } from './run-entry.js';
+import { isPromise } from '../core/promise.js';
 
 /**
  * The state one collector keeps: runs in flight by id, tenants' settled figures, and the
@@ -47,15 +47,7 @@ export class Ledger {
 
   /** Adds usage to every open ancestor's total and to the tenant ledger. */
   rollUp(entry: RunEntry, usage: Usage, cost: number | null): void {
-    for (const a of entry.ancestors) {
-      if (!a.open) continue;
-      a.total.inputTokens += usage.inputTokens;
-      a.total.outputTokens += usage.outputTokens;
-      if (usage.cacheReadInputTokens !== undefined) a.total.cacheReadInputTokens = (a.total.cacheReadInputTokens ?? 0) + usage.cacheReadInputTokens;
-      if (usage.source === 'estimated') a.total.source = 'estimated';
-      if (cost === null) a.totalCostKnown = false;
-      else a.totalCost += cost;
-    }
+    for (const a of entry.ancestors) if (a.open) addToTotal(a, usage, cost);
     if (entry.tenantId !== null) {
       let t = this.tenants.get(entry.tenantId);
       if (!t) {

@@ -39,7 +39,7 @@ export class CollectorRunAccount implements RunAccount {
     return reserveCall(budgets!, tenantId, limit, price, call);
   }
 
-  endCall(ticket: CallTicket, usage: Usage, outcome: CallOutcome): void {
+  endCall(ticket: CallTicket, usage: Usage, outcome: CallOutcome): number | null {
     const e = this.entry;
     const cost = ticket.price ? costOf(usage, ticket.price) : null;
     addUsageInto(e.own, usage);
@@ -66,6 +66,7 @@ export class CollectorRunAccount implements RunAccount {
     inst.operationDuration.record(outcome.durationS, attrs.duration);
     inst.tokenUsage.record(usage.inputTokens, attrs.input);
     inst.tokenUsage.record(usage.outputTokens, attrs.output);
+    return cost;
   }
 
   failCall(ticket: CallTicket, outcome: CallOutcome): void {
@@ -80,7 +81,7 @@ export class CollectorRunAccount implements RunAccount {
   absorbChild(spend: ChildSpend): void {
     const e = this.entry;
     // A child that opened in this collector under this run already rolled its spend up here.
-    if (spend.receipt?.ledger === this.receipt.ledger && e.children?.includes(spend.childRunId)) return;
+    if (spend.receipt?.ledger === this.accounting.id && e.children?.includes(spend.childRunId)) return;
     addToTotal(e, spend.usage, spend.costUsd);
     this.ledger.rollUp(e, spend.usage, spend.costUsd);
     // No ledger counted a child outside symfonic in the tenant cost counter; this run does.

@@ -1,5 +1,6 @@
 import { abortableSleep } from '../core/abort.js';
 import { abortErrorFrom, ConfigurationError, TestKitError } from '../core/errors.js';
+import { isPromise } from '../core/promise.js';
 import type { Usage } from '../core/usage.js';
 import type { ModelOverrides, ModelProvider, ModelRequest, ModelResponse, ModelStreamChunk, ToolCall } from '../model/types.js';
 
@@ -140,7 +141,7 @@ export function scriptedModel(
     } catch (error) {
       return threw(error);
     }
-    return isThenable(out) ? Promise.resolve(out).then((t) => settle(t, index, signal), threw) : settle(out, index, signal);
+    return isPromise(out) ? Promise.resolve(out).then((t) => settle(t, index, signal), threw) : settle(out, index, signal);
   };
 
   const model: ScriptedModel = {
@@ -153,7 +154,7 @@ export function scriptedModel(
       const name = request.modelName ?? modelName;
       try {
         const turn = play(request, index, opts?.signal);
-        return isThenable(turn) ? turn.then((t) => toResponse(t, name)) : Promise.resolve(toResponse(turn, name));
+        return isPromise(turn) ? turn.then((t) => toResponse(t, name)) : Promise.resolve(toResponse(turn, name));
       } catch (error) {
         return Promise.reject(error);
       }
@@ -227,6 +228,3 @@ function checkChunks(turn: ObjectTurn, index: number): void {
   }
 }
 
-function isThenable<T>(v: T | Promise<T>): v is Promise<T> {
-  return typeof (v as { then?: unknown } | null)?.then === 'function';
-}
