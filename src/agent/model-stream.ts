@@ -4,13 +4,6 @@ import type { RunEmitter } from '../core/run-event.js';
 import type { ModelProvider, ModelRequest, ModelResponse } from '../model/types.js';
 import { ATTR } from '../observability/attributes.js';
 
-/**
- * Seconds from the request to the first chunk of a streamed answer, on the `chat` span. The GenAI
- * conventions name it `gen_ai.response.time_to_first_chunk` for a client's span
- * (`gen_ai.server.time_to_first_token` is the model server's own metric, not a client's).
- */
-
-
 /** A provider stream that ended without its `done` chunk: the answer is incomplete, whatever text came. */
 export class IncompleteStreamError extends SymfonicError {
   constructor(provider: string) {

@@ -15,6 +15,8 @@ export const ATTR = {
   outputTokens: 'gen_ai.usage.output_tokens',
   cacheReadInputTokens: 'gen_ai.usage.cache_read.input_tokens',
   finishReasons: 'gen_ai.response.finish_reasons',
+  // Seconds to the first chunk of a streamed answer: the conventions' client span attribute
+  // (gen_ai.server.time_to_first_token is the model server's own metric).
   timeToFirstChunk: 'gen_ai.response.time_to_first_chunk',
   toolName: 'gen_ai.tool.name',
   toolCallId: 'gen_ai.tool.call.id',
