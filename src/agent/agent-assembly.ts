@@ -24,17 +24,6 @@ export interface AgentParts {
   logger?: unknown;
 }
 
-/** Refuses option keys a constructor does not know, naming the ones it does. */
-export function refuseUnknownKeys(what: string, options: object, known: readonly string[], renamed: Record<string, string> = {}): void {
-  for (const [old, now] of Object.entries(renamed)) {
-    if (old in options) {
-      throw new ConfigurationError(`${what}: the option "${old}" is now "${now}", the one name for the model everywhere: ${what}({ ${now}: ... }).`);
-    }
-  }
-  const unknown = Object.keys(options).filter((k) => !known.includes(k));
-  if (unknown.length > 0) throw new ConfigurationError(`${what}: unknown option(s) ${unknown.map((k) => `"${k}"`).join(', ')}. Allowed: ${known.join(', ')}.`);
-}
-
 export function checkAgentName(name: unknown): string {
   if (typeof name !== 'string' || !NAME_PATTERN.test(name)) {
     throw new ConfigurationError(`agent name ${JSON.stringify(name)} is not allowed: use 1–64 letters, digits, "_" or "-".`);

@@ -1,6 +1,7 @@
 import type { Context } from '@opentelemetry/api';
 import { z, type ZodType } from 'zod';
 import { ConfigurationError } from '../core/errors.js';
+import { refuseUnknownKeys } from '../core/options.js';
 import type { HandOff } from '../core/frame-handoff.js';
 import type { AskUser } from '../core/run-frame.js';
 import { makeScope, type Scope } from '../core/scope.js';
@@ -74,7 +75,6 @@ export interface RunRequest {
 }
 
 const KEYS = ['scope', 'runId', 'rootRunId', 'parentRunId', 'agentDepth', 'signal', 'parentContext', 'metricsCollector', 'maxAgentDepth', 'outputType', 'askUser', 'onEvent', 'deadline'] as const;
-const KNOWN = new Set<string>(KEYS);
 const ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 
 const EMPTY: RunRequest = Object.freeze({
@@ -98,13 +98,7 @@ function checkDepth(field: string, value: unknown): void {
 }
 
 function checkKeys(options: object): void {
-  const unknown = Object.keys(options).filter((k) => !KNOWN.has(k) && (options as Record<string, unknown>)[k] !== undefined);
-  if (unknown.length > 0) {
-    throw new ConfigurationError(
-      `unknown run option(s) ${unknown.map((k) => `"${k}"`).join(', ')}. Allowed: ${KEYS.join(', ')}. ` +
-        `A tenant goes in scope: run(query, { scope: { tenantId: 'acme' } }).`,
-    );
-  }
+  refuseUnknownKeys('', options, KEYS, { label: 'run option', ignoreUndefined: true, hint: "A tenant goes in scope: run(query, { scope: { tenantId: 'acme' } })." });
 }
 
 function checkLineage(runId: string | undefined, rootRunId: string | undefined, parentRunId: string | null): void {

@@ -4,7 +4,8 @@ import type { Usage } from '../core/usage.js';
 import type { Message, ModelProvider } from '../model/types.js';
 import type { Capability } from '../tool/capability.js';
 import type { Tool } from '../tool/define-tool.js';
-import { assembleCore, refuseUnknownKeys } from './agent-assembly.js';
+import { refuseUnknownKeys } from '../core/options.js';
+import { assembleCore } from './agent-assembly.js';
 import type { AgentCore } from './agent-core.js';
 import { FacadeChild } from '../delegation/facade-child.js';
 import { executeRun } from './run-loop.js';
@@ -73,7 +74,7 @@ export class Agent {
 
   constructor(options: AgentOptions) {
     if (typeof options !== 'object' || options === null) throw new ConfigurationError('Agent needs { name, modelProvider, instructions?, tools? }.');
-    refuseUnknownKeys('Agent', options, KEYS, { model: 'modelProvider', provider: 'modelProvider' });
+    refuseUnknownKeys('Agent', options, KEYS, { renamed: { model: 'modelProvider', provider: 'modelProvider' } });
     const { core, tools } = assembleCore(options);
     this.#core = core;
     this.name = core.name;

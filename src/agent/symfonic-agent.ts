@@ -11,7 +11,8 @@ import type { Logger } from '../observability/logger.js';
 import type { MetricsCollector } from '../observability/metrics-collector.js';
 import type { Capability } from '../tool/capability.js';
 import type { Tool } from '../tool/define-tool.js';
-import { assembleCore, checkAgentName, refuseUnknownKeys } from './agent-assembly.js';
+import { refuseUnknownKeys } from '../core/options.js';
+import { assembleCore, checkAgentName } from './agent-assembly.js';
 import type { AgentCore } from './agent-core.js';
 import type { AgentResponse } from './agent-response.js';
 import { RunEventStream, type AgentStream } from './agent-stream.js';
@@ -59,7 +60,7 @@ export class SymfonicAgent {
     if (typeof options !== 'object' || options === null) {
       throw new ConfigurationError('SymfonicAgent needs options: new SymfonicAgent({ name, modelProvider, ... }).');
     }
-    refuseUnknownKeys('SymfonicAgent', options, KEYS, { model: 'modelProvider', provider: 'modelProvider' });
+    refuseUnknownKeys('SymfonicAgent', options, KEYS, { renamed: { model: 'modelProvider', provider: 'modelProvider' } });
     const name = checkAgentName(options.name);
     if (options.description !== undefined && typeof options.description !== 'string') throw new ConfigurationError(`agent "${name}": description must be a string.`);
     const capabilities: Capability[] = [...(options.capabilities ?? [])];

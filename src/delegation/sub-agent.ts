@@ -1,5 +1,6 @@
 import { z, type ZodType } from 'zod';
 import { ConfigurationError } from '../core/errors.js';
+import { refuseUnknownKeys } from '../core/options.js';
 import { modelSettingsSchema } from '../model/model-settings.js';
 import type { ModelProvider } from '../model/types.js';
 import { NAME_PATTERN, isTool, type Tool } from '../tool/define-tool.js';
@@ -23,13 +24,6 @@ function checkText(kind: string, name: string, field: string, value: unknown, re
   return value;
 }
 
-function checkKeys(kind: string, options: object, known: readonly string[]): void {
-  if ('provider' in options) {
-    throw new ConfigurationError(`${kind}: the option "provider" is now "modelProvider", the one name for the model everywhere.`);
-  }
-  const unknown = Object.keys(options).filter((k) => !known.includes(k));
-  if (unknown.length > 0) throw new ConfigurationError(`${kind}: unknown option(s) ${unknown.map((k) => `"${k}"`).join(', ')}. Allowed: ${known.join(', ')}.`);
-}
 
 function checkOutputType(kind: string, name: string, value: unknown): ZodType | undefined {
   if (value === undefined) return undefined;
@@ -57,7 +51,7 @@ export class SubAgent {
 
   constructor(options: SubAgentOptions) {
     if (typeof options !== 'object' || options === null) throw new ConfigurationError('SubAgent needs { name, agent, description, whenToUse? }.');
-    checkKeys('SubAgent', options, ['name', 'agent', 'description', 'whenToUse', 'outputType']);
+    refuseUnknownKeys('SubAgent', options, ['name', 'agent', 'description', 'whenToUse', 'outputType']);
     this.name = checkName('SubAgent', options.name);
     if (typeof (options.agent as { run?: unknown } | null)?.run !== 'function') {
       throw new ConfigurationError(`SubAgent "${this.name}": agent must be an object with an async run(task, options) method.`);
@@ -110,7 +104,7 @@ export class SubAgentSpec {
 
   constructor(options: SubAgentSpecOptions) {
     if (typeof options !== 'object' || options === null) throw new ConfigurationError('SubAgentSpec needs { name, description, ... }.');
-    checkKeys('SubAgentSpec', options, SPEC_KEYS);
+    refuseUnknownKeys('SubAgentSpec', options, SPEC_KEYS, { renamed: { provider: 'modelProvider' } });
     this.name = checkName('SubAgentSpec', options.name);
     this.description = checkText('SubAgentSpec', this.name, 'description', options.description, true)!;
     this.whenToUse = checkText('SubAgentSpec', this.name, 'whenToUse', options.whenToUse, false);

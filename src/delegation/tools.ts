@@ -1,6 +1,7 @@
 import { z, type ZodType } from 'zod';
 import { NEVER_ABORTS, raceAbort } from '../core/abort.js';
 import { DEFAULTS } from '../core/defaults.js';
+import { refuseUnknownKeys } from '../core/options.js';
 import { redactSecrets } from '../core/redact.js';
 import { BudgetExceededError, ConfigurationError, UnknownChildError, abortErrorFrom, failsTheRun, isAbortError } from '../core/errors.js';
 import { newRunId } from '../core/ids.js';
@@ -68,8 +69,7 @@ export class DelegationTools {
     if (typeof options !== 'object' || options === null || typeof options.roster?.start !== 'function') {
       throw new ConfigurationError('DelegationTools needs { roster: DelegationRoster, depth?, context? }.');
     }
-    const unknown = Object.keys(options).filter((k) => !OPTION_KEYS.includes(k));
-    if (unknown.length > 0) throw new ConfigurationError(`DelegationTools: unknown option(s) ${unknown.join(', ')}. Allowed: ${OPTION_KEYS.join(', ')}.`);
+    refuseUnknownKeys('DelegationTools', options, OPTION_KEYS);
     this.roster = options.roster;
     this.depth = options.depth ?? new DepthPolicy();
     this.context = options.context ?? new DelegationContext();

@@ -1,5 +1,6 @@
 import type { Meter } from '@opentelemetry/api';
 import { ConfigurationError, SymfonicError } from '../core/errors.js';
+import { refuseUnknownKeys } from '../core/options.js';
 import type { RunFrame } from '../core/run-frame.js';
 import type { Usage } from '../core/usage.js';
 import type { Accounting, ProblemReporter, RunAccount, RunFigures } from './accounting.js';
@@ -38,12 +39,11 @@ export interface MetricsCollectorOptions {
   meter?: Meter;
 }
 
-const OPTION_KEYS = new Set(['prices', 'budgets', 'meter']);
+const OPTION_KEYS = ['prices', 'budgets', 'meter'];
 
 function checkOptions(options: MetricsCollectorOptions): void {
   if (typeof options !== 'object' || options === null) throw new ConfigurationError('MetricsCollector options must be an object: new MetricsCollector({ prices?, budgets?, meter? }).');
-  const unknown = Object.keys(options).filter((k) => !OPTION_KEYS.has(k));
-  if (unknown.length > 0) throw new ConfigurationError(`MetricsCollector: unknown option(s) ${unknown.map((k) => `"${k}"`).join(', ')}. Allowed: prices, budgets, meter.`);
+  refuseUnknownKeys('MetricsCollector', options, OPTION_KEYS);
   if (options.budgets !== undefined && !(options.budgets instanceof TenantBudgets)) {
     throw new ConfigurationError(
       'MetricsCollector: budgets must be a TenantBudgets, not a plain object: new MetricsCollector({ budgets: new TenantBudgets({ limits: { acme: { maxTokens: 100_000 } } }) }).',
