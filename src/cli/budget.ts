@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { BudgetStoreUnavailableError } from '../core/errors.js';
+import { redactSecrets } from '../core/redact.js';
 import { RedisBudgetStore, type TenantBudgetReport } from '../observability/redis-budget-store.js';
 import { UsageError, usageErrorFrom } from './args.js';
 import { BUDGET_HELP } from './help.js';
@@ -41,15 +42,12 @@ export async function budgetCommand(args: string[]): Promise<number> {
   } catch (error) {
     if (!(error instanceof BudgetStoreUnavailableError)) throw error;
     const why = error.cause instanceof Error ? error.cause.message : String(error.cause);
-    process.stderr.write(`symfonic budget: cannot read ${store.name}: ${why}. Check that Redis runs at ${redactUrl(url)}.\n`);
+    // The cause may quote the URL; credentials in either never reach the terminal.
+    process.stderr.write(redactSecrets(`symfonic budget: cannot read ${store.name}: ${why}. Check that Redis runs at ${url}.`) + '\n');
     return 1;
   } finally {
     await store.close();
   }
-}
-
-function redactUrl(url: string): string {
-  return url.replace(/\/\/[^@/]*@/, '//***@');
 }
 
 const usd = (x: number) => `$${x.toFixed(x !== 0 && x < 0.01 ? 6 : 4)}`;

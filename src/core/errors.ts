@@ -50,21 +50,6 @@ export interface BudgetRefusal {
   requested: number;
 }
 
-/** @deprecated The first shape: `limit` held the name and `limitValue` the amount. */
-export interface LegacyBudgetRefusal {
-  tenantId: string;
-  limit: BudgetLimitName;
-  limitValue: number;
-  spent: number;
-  reserved: number;
-  requested: number;
-}
-
-function refusalOf(r: BudgetRefusal | LegacyBudgetRefusal): BudgetRefusal {
-  if ('limitName' in r) return r;
-  return { tenantId: r.tenantId, limitName: r.limit, limit: r.limitValue, spent: r.spent, reserved: r.reserved, requested: r.requested };
-}
-
 /**
  * A tenant's budget cannot cover the upper bound of the next model call. Two settings share the
  * name maxTokens, so the message names both apart: the tenant's limit (TenantBudgets), and the
@@ -84,8 +69,7 @@ export class BudgetExceededError extends SymfonicError {
   readonly reserved: number;
   /** The refused call's upper bound: estimated input plus its output reservation, in the limit's unit. */
   readonly requested: number;
-  constructor(refusal: BudgetRefusal | LegacyBudgetRefusal) {
-    const r = refusalOf(refusal);
+  constructor(r: BudgetRefusal) {
     const cost = r.limitName === 'maxCostUsd';
     const fmt = (n: number) => (cost ? `${n.toFixed(6)} USD` : `${n} tokens`);
     super(

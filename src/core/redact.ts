@@ -19,7 +19,7 @@ const MIN_KNOWN_SECRET_LENGTH = 4;
 // Every repetition that can fail late is bounded, so hostile text costs linear time, not quadratic.
 const RULES: readonly [RegExp, string][] = [
   // Credentials inside a URL: scheme://user:password@host
-  [/\b([a-z][a-z0-9+.-]{0,31}:\/\/)[^\s/:@]{1,256}:[^\s/@]{0,256}@/gi, `$1${REDACTED}@`],
+  [/\b([a-z][a-z0-9+.-]{0,31}:\/\/)[^\s/:@]{0,256}:[^\s/@]{0,256}@/gi, `$1${REDACTED}@`],
   // "api_key": "…" in JSON (and single-quoted variants in logs of JSON-ish text).
   [new RegExp(`(["'](?:${SECRET_NAMES})["']\\s*:\\s*)(?:"(?:[^"\\\\]|\\\\.)*"|'(?:[^'\\\\]|\\\\.)*')`, 'gi'), `$1"${REDACTED}"`],
   // Header or form style: `x-api-key: …`, `Authorization: Bearer …`, `password=…`.

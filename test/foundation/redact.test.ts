@@ -56,3 +56,11 @@ describe('redactSecrets', () => {
     }
   });
 });
+
+describe('credentials in a URL with no user name', () => {
+  it("redis://:password@host loses its password, as Redis URLs usually carry one", () => {
+    const out = redactSecrets('cannot reach redis://:hunter2secret@cache.internal:6379/0 now');
+    expect(out).not.toContain('hunter2secret');
+    expect(out).toContain('redis://[REDACTED]@cache.internal:6379/0');
+  });
+});
