@@ -31,7 +31,7 @@ export function checkAgentName(name: unknown): string {
   return name;
 }
 
-export function checkProvider(name: string, provider: unknown): ModelProvider {
+function checkProvider(name: string, provider: unknown): ModelProvider {
   const p = provider as Partial<ModelProvider> | null;
   if (typeof p !== 'object' || p === null || typeof p.generate !== 'function' || typeof p.providerName !== 'string' || typeof p.modelName !== 'string') {
     throw new ConfigurationError(

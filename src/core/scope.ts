@@ -11,7 +11,7 @@ export interface Scope {
   readonly attributes?: Readonly<Record<string, string>>;
 }
 
-export const scopeSchema = z
+const scopeSchema = z
   .object({
     tenantId: z.string().min(1, 'tenantId must be a non-empty string'),
     userId: z.string().min(1).optional(),

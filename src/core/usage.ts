@@ -91,7 +91,7 @@ export function soundUsage(u: unknown): Usage | undefined {
 }
 
 /** The most USD one report may claim; a larger figure is capped to it, like tokens. */
-export const MAX_REPORTED_COST_USD = 1_000_000;
+const MAX_REPORTED_COST_USD = 1_000_000;
 
 /** A cost from outside symfonic: finite and non-negative (capped at MAX_REPORTED_COST_USD), else null (unknown). */
 export function soundCost(c: unknown): number | null {

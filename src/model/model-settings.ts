@@ -14,7 +14,7 @@ export const modelNameSchema = z
   })
   .min(1, 'must be a non-empty model name');
 
-export const temperatureSchema = z
+const temperatureSchema = z
   .number('must be a number')
   .min(TEMPERATURE_RANGE.min, `must be ${TEMPERATURE_RANGE.min} or more`)
   .max(TEMPERATURE_RANGE.max, `must be ${TEMPERATURE_RANGE.max} or less`);

@@ -232,7 +232,7 @@ export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promi
 }
 
 /** Equal jitter: never a zero pause, and clients that failed together do not retry in lockstep. */
-export function backoffDelayMs(retry: number, baseDelayMs: number, maxDelayMs: number, random: () => number = Math.random): number {
+function backoffDelayMs(retry: number, baseDelayMs: number, maxDelayMs: number, random: () => number = Math.random): number {
   const ceiling = Math.min(maxDelayMs, baseDelayMs * 2 ** retry);
   return ceiling / 2 + (random() * ceiling) / 2;
 }

@@ -21,7 +21,7 @@ function textPart(value: string): Part {
 }
 
 /** The task text: text parts as they are, structured parts as JSON; files are not read. */
-export function taskTextOf(message: Message): string {
+function taskTextOf(message: Message): string {
   const pieces: string[] = [];
   for (const p of message.parts) {
     if (p.content?.$case === 'text') pieces.push(p.content.value);
