@@ -11,6 +11,12 @@ export interface HandOffReceipt {
   readonly store: string | null;
 }
 
+/** A receipt as another process or a foreign child reported it, if it reads as one ('' is no store). */
+export function readReceipt(ledger: unknown, store: unknown): HandOffReceipt | undefined {
+  if (typeof ledger !== 'string' || ledger === '') return undefined;
+  return { ledger, store: typeof store === 'string' && store !== '' ? store : null };
+}
+
 /**
  * A child's frame waiting for the child's run to take it. Delegation opens one around the call
  * to a child's `run`; the first symfonic run that starts inside that call takes the frame as its

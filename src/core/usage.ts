@@ -97,3 +97,12 @@ const MAX_REPORTED_COST_USD = 1_000_000;
 export function soundCost(c: unknown): number | null {
   return typeof c === 'number' && Number.isFinite(c) && c >= 0 ? Math.min(c, MAX_REPORTED_COST_USD) : null;
 }
+
+/**
+ * The usage of work whose figures are unknown (a child outside symfonic, an A2A agent that
+ * reports none), from the text that went in and came out: marked estimated, and never 0, since
+ * work was done.
+ */
+export function estimatedUsage(input: string, output: string): Usage {
+  return { inputTokens: Math.max(1, estimateTokens(input)), outputTokens: estimateTokens(output), source: 'estimated' };
+}

@@ -1,8 +1,8 @@
 import type { ZodType } from 'zod';
-import type { HandOff, HandOffReceipt } from '../core/frame-handoff.js';
+import { readReceipt, type HandOff, type HandOffReceipt } from '../core/frame-handoff.js';
 import { spentOf } from '../core/spent.js';
 import { parseOutput } from '../core/structured-output.js';
-import { estimateTokens, soundCost, soundUsage, type Usage } from '../core/usage.js';
+import { estimatedUsage, soundCost, soundUsage } from '../core/usage.js';
 import type { ChildSpend } from '../observability/accounting.js';
 import type { ChildResponse } from './child.js';
 
@@ -20,8 +20,7 @@ export function answerText(name: string, response: unknown, outputType: ZodType 
 /** A child's receipt as it reported it, if it reads as one. */
 function receiptOf(response: unknown): HandOffReceipt | undefined {
   const a = (response as Partial<ChildResponse> | null | undefined)?.accounting;
-  if (typeof a?.ledger !== 'string') return undefined;
-  return { ledger: a.ledger, store: typeof a.store === 'string' ? a.store : null };
+  return readReceipt(a?.ledger, a?.store);
 }
 
 /**
@@ -32,9 +31,9 @@ function receiptOf(response: unknown): HandOffReceipt | undefined {
 export function childSpend(childRunId: string, task: string, answer: string, response: unknown, handOff: HandOff): ChildSpend {
   // What the child's own run closed with is the best figure; what it answered is the next.
   const closed = handOff.figures;
-  if (closed !== undefined) return { childRunId, usage: soundUsage(closed.total) ?? estimated(task, answer), costUsd: soundCost(closed.totalCostUsd), receipt: handOff.receipt };
+  if (closed !== undefined) return { childRunId, usage: soundUsage(closed.total) ?? estimatedUsage(task, answer), costUsd: soundCost(closed.totalCostUsd), receipt: handOff.receipt };
   const r = response as Partial<ChildResponse> | null | undefined;
-  return { childRunId, usage: soundUsage(r?.totalUsage) ?? estimated(task, answer), costUsd: soundCost(r?.totalCostUsd), receipt: handOff.receipt ?? receiptOf(response) };
+  return { childRunId, usage: soundUsage(r?.totalUsage) ?? estimatedUsage(task, answer), costUsd: soundCost(r?.totalCostUsd), receipt: handOff.receipt ?? receiptOf(response) };
 }
 
 /**
@@ -53,8 +52,4 @@ export function failedChildSpend(childRunId: string, handOff: HandOff, error: un
   const spent = spentOf(error);
   const usage = spent === undefined || spent.runId !== childRunId ? undefined : soundUsage(spent.total);
   return usage === undefined ? undefined : { childRunId, usage, costUsd: soundCost(spent!.totalCostUsd), receipt: spent!.receipt };
-}
-
-function estimated(task: string, answer: string): Usage {
-  return { inputTokens: estimateTokens(task), outputTokens: estimateTokens(answer), source: 'estimated' };
 }

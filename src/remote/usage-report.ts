@@ -1,6 +1,7 @@
 import type { AgentResponse } from '../agent/agent-response.js';
 import { spentOf } from '../core/spent.js';
-import { estimateTokens, soundCost, soundUsage, type Usage } from '../core/usage.js';
+import { readReceipt } from '../core/frame-handoff.js';
+import { estimatedUsage, soundCost, soundUsage, type Usage } from '../core/usage.js';
 import { USAGE_KEY } from './wire.js';
 
 /** What a served run reports under `symfonic/usage`. */
@@ -66,7 +67,7 @@ export function absorbedUsage(metadata: unknown, task: string, answer: string): 
   if (report === undefined || totalUsage === undefined) {
     return {
       runId: undefined,
-      totalUsage: { inputTokens: Math.max(1, estimateTokens(task)), outputTokens: estimateTokens(answer), source: 'estimated' },
+      totalUsage: estimatedUsage(task, answer),
       totalCostUsd: null,
       receipt: undefined,
     };
@@ -75,9 +76,6 @@ export function absorbedUsage(metadata: unknown, task: string, answer: string): 
     runId: typeof report.runId === 'string' ? report.runId : undefined,
     totalUsage,
     totalCostUsd: soundCost(report.totalCostUsd),
-    receipt:
-      typeof report.ledger === 'string' && report.ledger !== ''
-        ? { ledger: report.ledger, store: typeof report.store === 'string' && report.store !== '' ? report.store : null }
-        : undefined,
+    receipt: readReceipt(report.ledger, report.store),
   };
 }
