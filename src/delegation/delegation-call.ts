@@ -5,11 +5,16 @@ import type { DelegationCallContext } from './call-context.js';
 
 /** A run_agent call that did not delegate, or whose child did not answer: what the model reads instead. */
 export class Refusal {
+  readonly message: string;
   constructor(
     readonly outcome: DelegationOutcome,
-    readonly message: string,
+    message: string,
     readonly errorType: string = outcome,
-  ) {}
+  ) {
+    // Redacted once, here: the text goes to the model and to the span, and a child's error text
+    // is often copied from a provider's answer, which may echo a key.
+    this.message = redactSecrets(message);
+  }
 }
 
 /**
@@ -38,7 +43,7 @@ export class DelegationCall {
       span.setAttribute(ATTR.delegationOutcome, outcome);
       if (typeof result !== 'string') {
         span.setAttribute(ATTR.errorType, result.errorType);
-        span.setStatus({ code: SpanStatusCode.ERROR, message: redactSecrets(result.message) });
+        span.setStatus({ code: SpanStatusCode.ERROR, message: result.message });
       }
     }
     // A name the roster does not hold came from the model, and could be anything: as a metric

@@ -2,7 +2,6 @@ import { z, type ZodType } from 'zod';
 import { NEVER_ABORTS, raceAbort } from '../core/abort.js';
 import { DEFAULTS } from '../core/defaults.js';
 import { refuseUnknownKeys } from '../core/options.js';
-import { redactSecrets } from '../core/redact.js';
 import { BudgetExceededError, ConfigurationError, UnknownChildError, abortErrorFrom, failsTheRun, isAbortError } from '../core/errors.js';
 import { newRunId } from '../core/ids.js';
 import { childFrame, freezeFrame, type RunFrame } from '../core/run-frame.js';
@@ -194,14 +193,13 @@ export class DelegationTools {
       return new Refusal('aborted', `Sub-agent "${name}" timed out after ${this.childTimeoutMs} ms and was stopped. Try a smaller task, or answer without it.`, 'TimeoutError');
     }
     if (error instanceof BudgetExceededError || (error as Error | null)?.name === 'BudgetStoreUnavailableError') {
-      return new Refusal('budget_exceeded', `Sub-agent "${name}" could not run: ${redactSecrets((error as Error).message)}`, (error as Error).name);
+      return new Refusal('budget_exceeded', `Sub-agent "${name}" could not run: ${(error as Error).message}`, (error as Error).name);
     }
     if (isAbortError(error)) return new Refusal('aborted', `Sub-agent "${name}" was aborted before it finished.`, (error as Error).name);
     const e = error instanceof Error ? error : new Error(String(error));
     return new Refusal(
       'child_error',
-      // Error text is often copied from a provider's answer, which may echo a key: the model reads it too.
-      `Sub-agent "${name}" failed: ${e.name}: ${redactSecrets(e.message)}. Retry with a clearer task, use another sub-agent, or answer without it.`,
+      `Sub-agent "${name}" failed: ${e.name}: ${e.message}. Retry with a clearer task, use another sub-agent, or answer without it.`,
       e.name || 'Error',
     );
   }
