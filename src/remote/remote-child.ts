@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import type { Message, Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { z, type ZodType } from 'zod';
-import { OutputValidationError } from '../agent/simple-agent.js';
 import { BudgetExceededError, ConfigurationError, abortErrorFrom, isAbortError } from '../core/errors.js';
 import type { Usage } from '../core/usage.js';
 import type { ChildAgent, ChildResponse, ChildRunOptions } from '../delegation/child.js';
@@ -52,19 +51,6 @@ const schema = z
     outputType: z.custom<ZodType>((v) => typeof (v as { safeParse?: unknown } | null)?.safeParse === 'function', 'outputType must be a zod schema').optional(),
   })
   .strict();
-
-function jsonOf(name: string, schema: ZodType, text: string): unknown {
-  const fenced = /```(?:json)?\s*\n?([\s\S]*?)```/.exec(text);
-  let value: unknown;
-  try {
-    value = JSON.parse((fenced ? fenced[1]! : text).trim());
-  } catch (error) {
-    throw new OutputValidationError(`remote agent "${name}" answered text that is not JSON, so it cannot satisfy its outputType (${(error as Error).message}).`, text);
-  }
-  const parsed = schema.safeParse(value);
-  if (!parsed.success) throw new OutputValidationError(`remote agent "${name}" answered JSON that does not match its outputType: ${z.prettifyError(parsed.error)}.`, text);
-  return parsed.data;
-}
 
 interface Connected {
   client: Client;
@@ -152,10 +138,6 @@ export class RemoteChildAgent implements ChildAgent {
     };
     if (usage.receipt !== undefined) response.accounting = usage.receipt;
     if (usage.runId !== undefined) response.runId = usage.runId;
-    if (this.options.outputType !== undefined) {
-      response.output = jsonOf(name, this.options.outputType, answer.text);
-      response.finalResponse = JSON.stringify(response.output);
-    }
     return response;
   }
 }
@@ -175,5 +157,12 @@ export function remoteChild(options: RemoteChildOptions): SubAgent {
   }
   const frozen = Object.freeze({ ...options, ...(options.headers ? { headers: Object.freeze({ ...options.headers }) } : {}) });
   const agent = new RemoteChildAgent(frozen);
-  return new SubAgent({ name: options.name, agent, description: options.description, ...(options.whenToUse !== undefined ? { whenToUse: options.whenToUse } : {}) });
+  // The answer's structure is checked where every child's is (the delegator, through SubAgent).
+  return new SubAgent({
+    name: options.name,
+    agent,
+    description: options.description,
+    ...(options.whenToUse !== undefined ? { whenToUse: options.whenToUse } : {}),
+    ...(options.outputType !== undefined ? { outputType: options.outputType } : {}),
+  });
 }

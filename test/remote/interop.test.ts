@@ -120,7 +120,7 @@ describe('remoteChild against an A2A agent that is not symfonic', () => {
     const ok = await router({ name: 'geo', url: good.url, description: 'Answers geography.', outputType: schema }).run('q', { scope: { tenantId: 'acme' } });
     expect(ok.finalResponse).toBe('done [{"city":"Paris","population":2100000}]');
     const failed = await router({ name: 'geo', url: bad.url, description: 'Answers geography.', outputType: schema }).run('q', { scope: { tenantId: 'acme' } });
-    expect(failed.finalResponse).toMatch(/OutputValidationError: remote agent "geo" answered JSON that does not match its outputType: .*population/s);
+    expect(failed.finalResponse).toMatch(/Sub-agent "geo" failed: OutputValidationError: .*does not match the outputType: .*population/s);
     expect(rec.tree(failed.runId)!.delegations[0]!.outcome).toBe('child_error');
   });
 });
