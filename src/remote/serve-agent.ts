@@ -31,8 +31,6 @@ interface Transports {
   legacy: { handle(body: string, context: ServerCallContext): Promise<unknown> };
 }
 
-/** setTimeout's ceiling; a deadline further out than this is no deadline worth a timer. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 class Served {
   private readonly inFlight = new Set<AbortController>();
@@ -74,7 +72,7 @@ class Served {
     if (Number.isFinite(declared) && declared > this.options.maxBodyBytes) return this.tooLarge(req, res);
     const body = await readBody(req, this.options.maxBodyBytes);
     if (body === 'too-large') return this.tooLarge(req, res);
-    await this.dispatch(req, res, body, principal, frame.options, frame.deadline);
+    await this.dispatch(req, res, body, principal, frame.options);
   }
 
   /** The principal, or undefined once a 401 (or a 500 for a broken hook) has been sent. */
@@ -111,7 +109,6 @@ class Served {
     body: string,
     principal: Principal,
     runOptions: Omit<RunOptions, 'signal'>,
-    deadline: number | undefined,
   ): Promise<void> {
     const controller = new AbortController();
     // The run's own signal, as a run's or a child's is: the run listens on it directly instead of
@@ -123,11 +120,6 @@ class Served {
       if (!res.writableFinished) controller.abort(new AbortError('the caller closed the connection'));
     };
     res.once('close', onClose);
-    const delay = deadline === undefined ? undefined : deadline - Date.now();
-    const timer =
-      delay === undefined || delay > MAX_TIMER_MS
-        ? undefined
-        : setTimeout(() => controller.abort(new DOMException("the caller's deadline passed", 'TimeoutError')), Math.max(0, delay));
     try {
       const version = header(req, 'a2a-version');
       const legacy = version === undefined || version.startsWith('0.');
@@ -156,7 +148,6 @@ class Served {
       }
       sendJson(res, answer);
     } finally {
-      if (timer !== undefined) clearTimeout(timer);
       res.off('close', onClose);
       this.inFlight.delete(controller);
     }

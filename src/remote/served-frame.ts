@@ -6,7 +6,7 @@ import { BAGGAGE, MAX_WIRE_DEPTH, WIRE_ID } from './wire.js';
 
 /** A served run's options, or why the request cannot start one (400 malformed, 403 tenant). */
 export type ServedFrame =
-  | { ok: true; options: Omit<RunOptions, 'signal'>; deadline: number | undefined }
+  | { ok: true; options: Omit<RunOptions, 'signal'> }
   | { ok: false; status: 400 | 403; message: string };
 
 const headerGetter = {
@@ -85,7 +85,12 @@ export function servedFrame(propagator: TextMapPropagator, headers: IncomingHttp
     }
     if (runId !== undefined) options.runId = runId;
     if (maxAgentDepth !== undefined) options.maxAgentDepth = maxAgentDepth;
-    return { ok: true, options, deadline };
+    // The run keeps the caller's deadline in its frame (its own children inherit it) and stops at it.
+    if (deadline !== undefined) {
+      if (deadline === 0) throw new Refused(400, `baggage ${BAGGAGE.deadline} must be a time in epoch milliseconds`);
+      options.deadline = deadline;
+    }
+    return { ok: true, options };
   } catch (error) {
     if (error instanceof Refused) return { ok: false, status: error.status, message: error.message };
     throw error;
