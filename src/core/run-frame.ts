@@ -32,6 +32,27 @@ export type AskUser = (question: string, ctx: { runId: string; agent: string; sc
 
 export type FrameInit = { -readonly [K in keyof RunFrame]: RunFrame[K] };
 
+/**
+ * A frame from what a caller composing by hand has: ids and depth, and whatever else it knows;
+ * the rest is absent. The runtime's own frames are built whole (a root's from its validated
+ * options, a child's by childFrame).
+ */
+export function frameFrom(init: Pick<FrameInit, 'runId' | 'rootRunId' | 'parentRunId' | 'depth'> & Partial<FrameInit>): RunFrame {
+  return Object.freeze({
+    runId: init.runId,
+    rootRunId: init.rootRunId,
+    parentRunId: init.parentRunId,
+    depth: init.depth,
+    maxDepth: init.maxDepth,
+    scope: init.scope,
+    signal: init.signal,
+    traceContext: init.traceContext,
+    deadline: init.deadline,
+    askUser: init.askUser,
+    events: init.events,
+  });
+}
+
 export function freezeFrame(init: FrameInit): RunFrame {
   return Object.freeze({ ...init });
 }

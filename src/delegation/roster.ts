@@ -3,7 +3,7 @@ import type { ZodType } from 'zod';
 import { ConfigurationError, DuplicateChildError, UnknownChildError } from '../core/errors.js';
 import { HandOff, isFrameRunner, RUN_IN_FRAME, withHandOff } from '../core/frame-handoff.js';
 import { newRunId } from '../core/ids.js';
-import { freezeFrame, type RunFrame } from '../core/run-frame.js';
+import { frameFrom, freezeFrame, type RunFrame } from '../core/run-frame.js';
 import { makeScope, type Scope } from '../core/scope.js';
 import { NAME_PATTERN } from '../tool/define-tool.js';
 import type { ChildAgent, ChildResponse, ChildRunOptions } from './child.js';
@@ -62,7 +62,7 @@ function frameFromOptions(options: RosterRunOptions): RunFrame {
   if (options.parentRunId !== undefined && runId === options.parentRunId) {
     throw new ConfigurationError(`a child cannot run under its parent's run id ("${runId}"): parentRunId is lineage. Omit runId and a fresh one is minted.`);
   }
-  return freezeFrame({
+  return frameFrom({
     runId,
     rootRunId: options.rootRunId ?? options.parentRunId ?? runId,
     parentRunId: options.parentRunId ?? null,
@@ -71,8 +71,6 @@ function frameFromOptions(options: RosterRunOptions): RunFrame {
     scope: options.scope,
     signal: options.signal,
     traceContext: otelContext.active(),
-    deadline: undefined,
-    askUser: undefined,
   });
 }
 

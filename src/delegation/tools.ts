@@ -4,7 +4,7 @@ import { DEFAULTS } from '../core/defaults.js';
 import { refuseUnknownKeys } from '../core/options.js';
 import { BudgetExceededError, ConfigurationError, UnknownChildError, abortErrorFrom, failsTheRun, isAbortError } from '../core/errors.js';
 import { newRunId } from '../core/ids.js';
-import { childFrame, freezeFrame, type RunFrame } from '../core/run-frame.js';
+import { childFrame, frameFrom, type RunFrame } from '../core/run-frame.js';
 import { ATTR } from '../observability/attributes.js';
 import { defineTool, type Tool } from '../tool/define-tool.js';
 import type { DelegationCallContext } from './call-context.js';
@@ -225,16 +225,5 @@ function absorbFailedChild(ctx: DelegationCallContext, childRunId: string, start
 
 /** The frame of a run that called run_agent without one (tools composed by hand, outside the loop). */
 function frameOf(ctx: DelegationCallContext): RunFrame {
-  return freezeFrame({
-    runId: ctx.runId,
-    rootRunId: ctx.rootRunId,
-    parentRunId: ctx.parentRunId,
-    depth: ctx.agentDepth,
-    maxDepth: undefined,
-    scope: ctx.scope,
-    signal: ctx.signal,
-    traceContext: ctx.traceContext,
-    deadline: undefined,
-    askUser: undefined,
-  });
+  return frameFrom({ runId: ctx.runId, rootRunId: ctx.rootRunId, parentRunId: ctx.parentRunId, depth: ctx.agentDepth, scope: ctx.scope, signal: ctx.signal, traceContext: ctx.traceContext });
 }
