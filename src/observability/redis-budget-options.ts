@@ -1,11 +1,7 @@
 import type { Meter } from '@opentelemetry/api';
-// Types only: ioredis itself is imported on first use, and only when the store is given a URL.
-import type { Cluster, Redis } from 'ioredis';
 import { z } from 'zod';
 import { ConfigurationError } from '../core/errors.js';
 import { isLogger, type Logger } from './logger.js';
-
-export type RedisClient = Redis | Cluster;
 
 /**
  * An ioredis client, `new Redis(...)` or `new Cluster(...)`. Typed structurally here so the
@@ -40,7 +36,7 @@ export interface RedisBudgetStoreOptions {
 
 export const DEFAULTS = { keyPrefix: 'symfonic:', leaseMs: 600_000, onUnavailable: 'deny', timeoutMs: 1000, settleAttempts: 4, settledMarkerMs: 3_600_000 } as const;
 
-function isClient(value: unknown): value is RedisClient {
+function isClient(value: unknown): value is IoRedisClient {
   const c = value as Record<string, unknown> | null;
   return typeof c === 'object' && c !== null && typeof c['evalsha'] === 'function' && typeof c['eval'] === 'function' && typeof c['on'] === 'function';
 }
@@ -49,7 +45,7 @@ const optionsSchema = z
   .object({
     redis: z.union([
       z.string().regex(/^rediss?:\/\/[^/]/, 'a Redis URL starts with redis:// or rediss:// and names a host'),
-      z.custom<RedisClient>(isClient, 'redis must be an ioredis client (new Redis(...) or new Cluster(...)) or a redis:// URL'),
+      z.custom<IoRedisClient>(isClient, 'redis must be an ioredis client (new Redis(...) or new Cluster(...)) or a redis:// URL'),
     ]),
     keyPrefix: z.string().max(200).regex(/^[^{}]*$/, 'keyPrefix may not contain { or }: the tenant hash tag must be the first {...} in every key').optional(),
     leaseMs: z.number().int().min(1).max(7 * 86_400_000).optional(),
@@ -86,18 +82,20 @@ function redisUrl(raw: string): URL {
 }
 
 /** Where the store is (server, database, key prefix), without credentials: for messages and logs. */
-export function storeAddress(redis: RedisClient | string, keyPrefix: string): string {
+export function storeAddress(redis: IoRedisClient | string, keyPrefix: string): string {
   if (typeof redis === 'string') {
     const url = redisUrl(redis);
     const db = /^\/(\d+)/.exec(url.pathname)?.[1] ?? '0';
     return `redis:${url.hostname}:${url.port || '6379'}/${db}/${keyPrefix}`;
   }
-  if (redis.isCluster) {
-    const nodes = (redis as unknown as { startupNodes?: unknown[] }).startupNodes ?? [];
+  // The parts of an ioredis Redis or Cluster the address is read from.
+  const client = redis as unknown as { isCluster?: boolean; startupNodes?: unknown[]; options: { path?: string; host?: string; port?: number; db?: number } };
+  if (client.isCluster) {
+    const nodes = client.startupNodes ?? [];
     const names = nodes.map((n) => (typeof n === 'object' && n !== null ? `${(n as { host?: string }).host ?? 'localhost'}:${(n as { port?: number }).port ?? 6379}` : String(n)));
     return `redis-cluster:${names.sort().join(',')}/${keyPrefix}`;
   }
-  const o = (redis as Redis).options;
+  const o = client.options;
   const where = o.path ? o.path : `${o.host ?? 'localhost'}:${o.port ?? 6379}`;
   return `redis:${where}/${o.db ?? 0}/${keyPrefix}`;
 }

@@ -4,9 +4,9 @@ import { BudgetStoreUnavailableError, ConfigurationError, SymfonicError } from '
 import type { BudgetLimit, BudgetStore, ReserveResult, Spend } from './budget-store.js';
 import { silentLogger, type Logger } from './logger.js';
 import { keyList, tenantIndexKey, tenantKeys } from './redis-budget-keys.js';
-import { DEFAULTS, parseOptions, storeAddress, type RedisBudgetStoreOptions, type RedisClient } from './redis-budget-options.js';
+import { DEFAULTS, parseOptions, storeAddress, type RedisBudgetStoreOptions } from './redis-budget-options.js';
 import { SCRIPTS, type BudgetScript } from './redis-budget-scripts.js';
-import { describe, isUnavailable, RedisConnection } from './redis-connection.js';
+import { describe, isUnavailable, RedisConnection, type RedisClient } from './redis-connection.js';
 import { UnwrittenWrites, type UnwrittenBudgetOp } from './redis-unwritten.js';
 
 export type { IoRedisClient, RedisBudgetStoreOptions } from './redis-budget-options.js';
@@ -107,7 +107,8 @@ export class RedisBudgetStore implements BudgetStore {
         if (this.kept.size > 0) void this.kept.flush();
       },
     };
-    const given = typeof o.redis === 'string' ? undefined : o.redis;
+    // Checked by parseOptions to be an ioredis client (evalsha, eval, on).
+    const given = typeof o.redis === 'string' ? undefined : (o.redis as unknown as RedisClient);
     // A made client has ioredis's commandTimeout; one passed in may not.
     const timesOut = given === undefined || typeof (given.options as { commandTimeout?: unknown }).commandTimeout === 'number';
     this.connection = new RedisConnection(settings, typeof o.redis === 'string' ? o.redis : undefined, given, timesOut);

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { SymfonicError } from '../core/errors.js';
 import type { Logger } from './logger.js';
-import type { RedisClient } from './redis-budget-options.js';
+// Types only: ioredis itself is imported on first use, and only when the store is given a URL.
+import type { Cluster, Redis } from 'ioredis';
 import type { BudgetScript } from './redis-budget-scripts.js';
 
 const BACKOFF_FIRST_MS = 50;
@@ -16,6 +17,8 @@ export function isUnavailable(error: unknown): boolean {
   if (error.name === 'ReplyError') return TRANSIENT_REPLY.test(error.message);
   return !(error instanceof TypeError || error instanceof RangeError || error instanceof SymfonicError);
 }
+
+export type RedisClient = Redis | Cluster;
 
 export const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
