@@ -2,7 +2,7 @@
 // One process of the redis_fleet bench case: agents whose model answers at once, budgeted on a
 // shared RedisBudgetStore, `concurrency` runs in flight for `durationMs`.
 import { MetricsCollector, SymfonicAgent, TenantBudgets, priceTable } from '../dist/index.js';
-import { RedisBudgetStore } from '../dist/observability/redis-budget-store.js';
+import { RedisBudgetStore } from '../dist/budget/redis/redis-budget-store.js';
 import { scriptedModel } from '../dist/testing/index.js';
 
 /** @returns {Promise<any>} */

@@ -8,7 +8,7 @@ import { fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { RedisBudgetStore } from '../dist/observability/redis-budget-store.js';
+import { RedisBudgetStore } from '../dist/budget/redis/redis-budget-store.js';
 import { emit, printTable, quantile, result, round2, timeSequential } from './harness.js';
 
 const LIMIT = Object.freeze({ maxTokens: 1e15, maxCostUsd: 1e12 });

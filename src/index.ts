@@ -48,11 +48,12 @@ export type { Capability } from './tool/capability.js';
 export { mcpTools, McpToolError, type McpToolsOptions, type McpClient } from './tool/mcp-tools.js';
 
 // Observability
-export { MetricsCollector, DuplicateRunError, type MetricsCollectorOptions, type RunFigures, type TenantFigures } from './observability/metrics-collector.js';
-export { priceTable, defaultPrices, type PriceTable, type ModelPrice } from './observability/prices.js';
-export { TenantBudgets, type TenantBudgetsOptions, type TenantLimit } from './observability/budgets.js';
-export { InMemoryBudgetStore, type BudgetStore, type BudgetLimit, type ReserveResult, type Spend } from './observability/budget-store.js';
-export { RedisBudgetStore, type RedisBudgetStoreOptions } from './observability/redis-budget-store.js';
+export { MetricsCollector, DuplicateRunError, type MetricsCollectorOptions, type RunFigures, type TenantFigures } from './accounting/metrics-collector.js';
+export { priceTable, defaultPrices, type PriceTable, type ModelPrice } from './accounting/prices.js';
+export { TenantBudgets, type TenantBudgetsOptions, type TenantLimit } from './budget/tenant-budgets.js';
+export type { BudgetStore, BudgetLimit, ReserveResult, Spend } from './budget/budget-store.js';
+export { InMemoryBudgetStore } from './budget/in-memory-store.js';
+export { RedisBudgetStore, type RedisBudgetStoreOptions } from './budget/redis/redis-budget-store.js';
 export { ATTR as SPAN_ATTRIBUTES, METRIC as METRIC_NAMES, type DelegationOutcome } from './observability/attributes.js';
 export type { Logger } from './observability/logger.js';
 

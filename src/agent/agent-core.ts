@@ -1,5 +1,5 @@
 import type { Logger } from '../observability/logger.js';
-import type { Accounting } from '../observability/accounting.js';
+import type { Accounting } from '../accounting/accounting.js';
 import type { DelegationContext } from '../delegation/context.js';
 import type { ModelProvider, ToolDefinition } from '../model/types.js';
 import type { Tool } from '../tool/define-tool.js';

@@ -3,7 +3,7 @@ import { raceAbort } from '../core/abort.js';
 import { isPromise } from '../core/promise.js';
 import { abortErrorFrom } from '../core/errors.js';
 import type { ModelRequest, ModelResponse } from '../model/types.js';
-import type { CallTicket } from '../observability/accounting.js';
+import type { CallTicket } from '../accounting/accounting.js';
 import { ATTR, SPAN_EVENT } from '../observability/attributes.js';
 import { inputMessagesJson, outputMessagesJson, systemInstructionsJson } from '../observability/content.js';
 import { checkResponse, estimateInput, usageOf } from './model-response.js';

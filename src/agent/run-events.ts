@@ -3,7 +3,7 @@ import { abortErrorFrom } from '../core/errors.js';
 import { redactSecrets } from '../core/redact.js';
 import type { RunEmitter, RunEventBody, RunEventSink } from '../core/run-event.js';
 import type { RunFrame } from '../core/run-frame.js';
-import type { RunFigures } from '../observability/accounting.js';
+import type { RunFigures } from '../accounting/accounting.js';
 import type { DelegationOutcome } from '../observability/attributes.js';
 
 /** Who an event is about: the run's lineage, its place in the root's order, and when. */

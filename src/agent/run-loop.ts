@@ -3,7 +3,7 @@ import { runSignal } from '../core/abort.js';
 import { isPromise } from '../core/promise.js';
 import { attachSpent } from '../core/spent.js';
 import type { HandOffReceipt } from '../core/frame-handoff.js';
-import type { RunFigures } from '../observability/accounting.js';
+import type { RunFigures } from '../accounting/accounting.js';
 import type { Message, ModelResponse } from '../model/types.js';
 import type { AgentCore } from './agent-core.js';
 import type { AgentResponse } from './agent-response.js';

@@ -6,8 +6,8 @@ import type { HandOff } from '../core/frame-handoff.js';
 import type { AskUser } from '../core/run-frame.js';
 import { makeScope, type Scope } from '../core/scope.js';
 import type { Message } from '../model/types.js';
-import { isAccounting, type Accounting } from '../observability/accounting.js';
-import type { MetricsCollector } from '../observability/metrics-collector.js';
+import { isAccounting, type Accounting } from '../accounting/accounting.js';
+import type { MetricsCollector } from '../accounting/metrics-collector.js';
 import type { EventHub, RunEvent } from './run-events.js';
 
 export interface RunOptions<T = unknown> {

@@ -1,7 +1,7 @@
 import { SpanKind, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api';
 import { redactSecrets } from '../core/redact.js';
 import type { RunFrame } from '../core/run-frame.js';
-import type { RunFigures } from '../observability/accounting.js';
+import type { RunFigures } from '../accounting/accounting.js';
 import { ATTR, OPERATION, TRACER_NAME } from '../observability/attributes.js';
 import type { AgentCore } from './agent-core.js';
 

@@ -4,7 +4,7 @@ import { takeHandOff, type HandOff } from '../core/frame-handoff.js';
 import { newRunId } from '../core/ids.js';
 import { TeeSink } from '../core/run-event.js';
 import { freezeFrame, type RunFrame } from '../core/run-frame.js';
-import type { Accounting } from '../observability/accounting.js';
+import type { Accounting } from '../accounting/accounting.js';
 import type { AgentCore } from './agent-core.js';
 import { EventHub } from './run-events.js';
 import type { RunRequest } from './run-options.js';

@@ -5,7 +5,7 @@ import type { RunSignal } from '../core/abort.js';
 import type { RunEmitter } from '../core/run-event.js';
 import type { RunFrame } from '../core/run-frame.js';
 import type { Logger, LogBindings } from '../observability/logger.js';
-import type { RunAccount } from '../observability/accounting.js';
+import type { RunAccount } from '../accounting/accounting.js';
 import type { Message } from '../model/types.js';
 import type { AgentCore } from './agent-core.js';
 import type { SpanAttributeSets } from './run-span.js';

@@ -8,7 +8,7 @@ import { SubAgent, SubAgentSpec } from '../delegation/sub-agent.js';
 import { withoutWriteSurface } from '../delegation/write-surface.js';
 import type { ModelProvider } from '../model/types.js';
 import type { Logger } from '../observability/logger.js';
-import type { MetricsCollector } from '../observability/metrics-collector.js';
+import type { MetricsCollector } from '../accounting/metrics-collector.js';
 import type { Capability } from '../tool/capability.js';
 import type { Tool } from '../tool/define-tool.js';
 import { refuseUnknownKeys } from '../core/options.js';

@@ -7,7 +7,7 @@ import type { RunFrame } from '../core/run-frame.js';
 import type { Scope } from '../core/scope.js';
 import type { DelegationCallContext } from '../delegation/tools.js';
 import type { Message, ToolCall } from '../model/types.js';
-import type { RunAccount } from '../observability/accounting.js';
+import type { RunAccount } from '../accounting/accounting.js';
 import { ATTR, OPERATION } from '../observability/attributes.js';
 import type { Logger } from '../observability/logger.js';
 import type { Tool } from '../tool/define-tool.js';

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { BudgetStoreUnavailableError } from '../core/errors.js';
 import { redactSecrets } from '../core/redact.js';
-import { RedisBudgetStore, type TenantBudgetReport } from '../observability/redis-budget-store.js';
+import { RedisBudgetStore, type TenantBudgetReport } from '../budget/redis/redis-budget-store.js';
 import { UsageError, usageErrorFrom } from './args.js';
 import { BUDGET_HELP } from './help.js';
 

@@ -1,6 +1,6 @@
 import type { RunEvent } from '../agent/run-events.js';
 import { addUsage, emptyUsage, type Usage } from '../core/usage.js';
-import type { TimedRunNode } from '../observability/run-tree.js';
+import type { TimedRunNode } from '../trace/run-tree.js';
 import type { DemoSettings } from './demo.js';
 import { colorWanted, renderRunTree } from './render-tree.js';
 import { terminalWidth } from './fit.js';

@@ -3,8 +3,8 @@ import { SymfonicAgent } from '../agent/symfonic-agent.js';
 import type { ChildAgent } from '../delegation/child.js';
 import { SubAgent, SubAgentSpec } from '../delegation/sub-agent.js';
 import type { Message, ModelProvider, ModelRequest } from '../model/types.js';
-import type { MetricsCollector } from '../observability/metrics-collector.js';
-import { priceTable, type ModelPrice } from '../observability/prices.js';
+import type { MetricsCollector } from '../accounting/metrics-collector.js';
+import { priceTable, type ModelPrice } from '../accounting/prices.js';
 import { scriptedModel, type ScriptedTurn } from '../testing/scripted-model.js';
 
 /**

@@ -1,4 +1,4 @@
-import { fromOtlpJson, type SpanRecord } from '../observability/span-records.js';
+import { fromOtlpJson, type SpanRecord } from '../trace/span-records.js';
 
 /** Jaeger could not be asked, or did not give a trace; the message says which and what to check. */
 export class JaegerSourceError extends Error {

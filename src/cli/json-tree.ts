@@ -1,4 +1,4 @@
-import { publicRunNode, type RunNode, type TimedRunNode } from '../observability/run-tree.js';
+import { publicRunNode, type RunNode, type TimedRunNode } from '../trace/run-tree.js';
 import { roundUsd } from './fit.js';
 
 /**

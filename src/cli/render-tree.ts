@@ -1,5 +1,5 @@
 import { shortRunId } from '../core/ids.js';
-import type { TimedRunNode } from '../observability/run-tree.js';
+import type { TimedRunNode } from '../trace/run-tree.js';
 import { joinFitting } from './fit.js';
 
 export interface RenderOptions {

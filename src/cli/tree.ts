@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { buildRunTree, publicRunNode } from '../observability/run-tree.js';
-import { fromOtlpJson, type SpanRecord } from '../observability/span-records.js';
+import { buildRunTree, publicRunNode } from '../trace/run-tree.js';
+import { fromOtlpJson, type SpanRecord } from '../trace/span-records.js';
 import { InputError, UsageError, urlOption, usageErrorFrom } from './args.js';
 import { TREE_HELP } from './help.js';
 import { colorWanted, renderRunTree, summaryLine } from './render-tree.js';

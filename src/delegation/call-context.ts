@@ -1,7 +1,7 @@
 import type { Context, Span } from '@opentelemetry/api';
 import type { RunEmitter } from '../core/run-event.js';
 import type { RunFrame } from '../core/run-frame.js';
-import type { RunAccount } from '../observability/accounting.js';
+import type { RunAccount } from '../accounting/accounting.js';
 import type { ToolContext } from '../tool/tool-context.js';
 
 /**

@@ -3,7 +3,7 @@ import { readReceipt, type HandOff, type HandOffReceipt } from '../core/frame-ha
 import { spentOf } from '../core/spent.js';
 import { parseOutput } from '../core/structured-output.js';
 import { estimatedUsage, soundCost, soundUsage } from '../core/usage.js';
-import type { ChildSpend } from '../observability/accounting.js';
+import type { ChildSpend } from '../accounting/accounting.js';
 import type { ChildResponse } from './child.js';
 
 /** The text the parent's model reads from a child: its structured output as JSON, else its answer. */

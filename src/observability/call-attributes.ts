@@ -1,5 +1,5 @@
 import { ATTR } from './attributes.js';
-import type { CallOutcome } from './accounting.js';
+import type { CallOutcome } from '../accounting/accounting.js';
 
 /** Metric attributes shared by every call on one provider and model pair. */
 export interface CallAttributes {

@@ -1,5 +1,5 @@
 import { SymfonicError } from '../core/errors.js';
-import { buildRunTree, checkLineage, publicRunNode, type LineageProblem, type RunNode, type SpanSource } from '../observability/run-tree.js';
+import { buildRunTree, checkLineage, publicRunNode, type LineageProblem, type RunNode, type SpanSource } from '../trace/run-tree.js';
 
 /** The recorded lineage broke an invariant; `problems` lists each, by invariant name. */
 export class LineageError extends SymfonicError {

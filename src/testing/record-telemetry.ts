@@ -2,7 +2,7 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { ConfigurationError } from '../core/errors.js';
-import { buildRunTree, publicRunNode, type RunNode } from '../observability/run-tree.js';
+import { buildRunTree, publicRunNode, type RunNode } from '../trace/run-tree.js';
 import { registerGlobals } from '../telemetry/register-globals.js';
 import { assertLineage } from './lineage.js';
 

@@ -18,7 +18,7 @@ import {
   type RunFigures,
   type TenantFigures,
 } from '../../src/index.js';
-import type { CallTicket } from '../../src/observability/accounting.js';
+import type { CallTicket } from '../../src/accounting/accounting.js';
 import { scriptedModel, type ScriptedTurn } from '../../src/testing/index.js';
 import { deferred } from '../support/async.js';
 import { recordingChild, taskOf, tokens, turnOf, usage } from './helpers.js';

@@ -2,7 +2,7 @@ import { calcPrice } from '@pydantic/genai-prices';
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError } from '../../src/core/errors.js';
 import type { Usage } from '../../src/core/usage.js';
-import { costOf, defaultPrices, priceTable, type ModelPrice } from '../../src/observability/prices.js';
+import { costOf, defaultPrices, priceTable, type ModelPrice } from '../../src/accounting/prices.js';
 
 const usage = (inputTokens: number, outputTokens: number, cacheReadInputTokens?: number): Usage => {
   const u: Usage = { inputTokens, outputTokens, source: 'reported' };

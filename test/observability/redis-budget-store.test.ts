@@ -4,10 +4,10 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError } from '../../src/core/errors.js';
-import { escapeTenant, keyList, tenantKeys, unescapeTenant } from '../../src/observability/redis-budget-keys.js';
-import { SCRIPTS } from '../../src/observability/redis-budget-scripts.js';
-import { RedisBudgetStore } from '../../src/observability/redis-budget-store.js';
-import { isUnavailable } from '../../src/observability/redis-connection.js';
+import { escapeTenant, keyList, tenantKeys, unescapeTenant } from '../../src/budget/redis/redis-budget-keys.js';
+import { SCRIPTS } from '../../src/budget/redis/redis-budget-scripts.js';
+import { RedisBudgetStore } from '../../src/budget/redis/redis-budget-store.js';
+import { isUnavailable } from '../../src/budget/redis/redis-connection.js';
 
 const URL_OK = 'redis://127.0.0.1:6399/2';
 
@@ -91,7 +91,7 @@ describe('budget scripts', () => {
 describe('loading', () => {
   it('the store module imports no ioredis until a store given a URL is used', () => {
     const root = fileURLToPath(new URL('../../', import.meta.url));
-    const source = readFileSync(`${root}src/observability/redis-budget-store.ts`, 'utf8');
+    const source = readFileSync(`${root}src/budget/redis/redis-budget-store.ts`, 'utf8');
     expect(source).not.toMatch(/^import (?!type )[^;]*from 'ioredis'/m);
     const script = `
       import { createRequire } from 'node:module';

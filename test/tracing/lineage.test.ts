@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { SubAgent, SymfonicAgent } from '../../src/index.js';
-import { toSpanRecords } from '../../src/observability/run-tree.js';
+import { toSpanRecords } from '../../src/trace/run-tree.js';
 import {
   assertLineage,
   checkLineage,

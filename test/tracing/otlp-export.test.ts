@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import { trace } from '@opentelemetry/api';
 import { afterEach, describe, expect, it } from 'vitest';
-import { checkLineage, fromOtlpJson, type SpanRecord } from '../../src/observability/run-tree.js';
+import { checkLineage, fromOtlpJson, type SpanRecord } from '../../src/trace/run-tree.js';
 import type { Logger } from '../../src/index.js';
 import { startTelemetry, type TelemetryHandle } from '../../src/telemetry/index.js';
 import { recordTelemetry } from '../../src/testing/index.js';

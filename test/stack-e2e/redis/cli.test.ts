@@ -2,7 +2,7 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RedisBudgetStore } from '../../../src/observability/redis-budget-store.js';
+import { RedisBudgetStore } from '../../../src/budget/redis/redis-budget-store.js';
 import { freePort, testRedis, uniquePrefix } from './redis-server.js';
 
 const BIN = fileURLToPath(new URL('../../../dist/cli/main.js', import.meta.url));

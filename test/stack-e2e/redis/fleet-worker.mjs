@@ -2,7 +2,7 @@
 // agents from the built package, as a separate app server would, against one RedisBudgetStore,
 // and reports its own figures to the parent over IPC. Configuration arrives in the first message.
 import { FrameworkConfig, MetricsCollector, SubAgentSpec, SymfonicAgent, TenantBudgets, priceTable } from '../../../dist/index.js';
-import { RedisBudgetStore } from '../../../dist/observability/redis-budget-store.js';
+import { RedisBudgetStore } from '../../../dist/budget/redis/redis-budget-store.js';
 import { scriptedModel } from '../../../dist/testing/index.js';
 
 const USAGE = { inputTokens: 5, outputTokens: 10 };

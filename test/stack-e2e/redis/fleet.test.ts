@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BudgetExceededError, FrameworkConfig, MetricsCollector, SubAgentSpec, SymfonicAgent, TenantBudgets } from '../../../src/index.js';
-import { RedisBudgetStore } from '../../../src/observability/redis-budget-store.js';
+import { RedisBudgetStore } from '../../../src/budget/redis/redis-budget-store.js';
 import { scriptedModel } from '../../../src/testing/index.js';
 import { testRedis, uniquePrefix } from './redis-server.js';
 import { forkWorker, type Worker } from './workers.js';

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BudgetStoreUnavailableError } from '../../../src/core/errors.js';
 import { FrameworkConfig, MetricsCollector, SubAgentSpec, SymfonicAgent, TenantBudgets } from '../../../src/index.js';
-import { RedisBudgetStore } from '../../../src/observability/redis-budget-store.js';
+import { RedisBudgetStore } from '../../../src/budget/redis/redis-budget-store.js';
 import { scriptedModel } from '../../../src/testing/index.js';
 import { startOwnRedis, uniquePrefix, type OwnRedis } from './redis-server.js';
 

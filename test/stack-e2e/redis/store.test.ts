@@ -1,8 +1,8 @@
 /** RedisBudgetStore's own promises, against a real Redis: idempotence, leases, windows, keys, scripts. */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RedisBudgetStore } from '../../../src/observability/redis-budget-store.js';
-import { tenantKeys } from '../../../src/observability/redis-budget-keys.js';
+import { RedisBudgetStore } from '../../../src/budget/redis/redis-budget-store.js';
+import { tenantKeys } from '../../../src/budget/redis/redis-budget-keys.js';
 import { testRedis, uniquePrefix } from './redis-server.js';
 
 let redis: { url: string; close(): Promise<void> };

@@ -5,7 +5,7 @@
 // { type: 'answer', reply } (router), and on 'stop' flushes its telemetry and reports its own
 // model usage as { type: 'result', result }.
 import { MetricsCollector, SymfonicAgent, TenantBudgets, priceTable } from '../../../dist/index.js';
-import { RedisBudgetStore } from '../../../dist/observability/redis-budget-store.js';
+import { RedisBudgetStore } from '../../../dist/budget/redis/redis-budget-store.js';
 import { remoteChild, serveAgent } from '../../../dist/remote/index.js';
 import { startTelemetry } from '../../../dist/telemetry/index.js';
 import { scriptedModel } from '../../../dist/testing/index.js';

@@ -5,7 +5,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RedisBudgetStore } from '../../../src/observability/redis-budget-store.js';
+import { RedisBudgetStore } from '../../../src/budget/redis/redis-budget-store.js';
 import { assertLineage, delegationTree, type RunNode } from '../../../src/testing/index.js';
 import { attrs, jaegerSearch, otlpSpans, poll, stackUrls, uniqueName, type OtlpAnswer, type OtlpSpan } from '../support/stack.js';
 

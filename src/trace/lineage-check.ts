@@ -1,4 +1,4 @@
-import { ATTR } from './attributes.js';
+import { ATTR } from '../observability/attributes.js';
 import { isRunSpan, toSpanRecords, type SpanRecord, type SpanSource } from './span-records.js';
 
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);

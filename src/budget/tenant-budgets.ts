@@ -1,7 +1,8 @@
 import { DEFAULTS } from '../core/defaults.js';
 import { z } from 'zod';
 import { ConfigurationError } from '../core/errors.js';
-import { InMemoryBudgetStore, type BudgetLimit, type BudgetStore } from './budget-store.js';
+import type { BudgetLimit, BudgetStore } from './budget-store.js';
+import { InMemoryBudgetStore } from './in-memory-store.js';
 
 export interface TenantLimit extends BudgetLimit {
   /** Fraction of a limit at which a soft warning is logged and added as a span event (0–1). */

@@ -1,11 +1,11 @@
 import { diag } from '@opentelemetry/api';
 import { copyUsage, emptyUsage, type Usage } from '../core/usage.js';
-import { ATTR, type DelegationOutcome } from './attributes.js';
+import { ATTR, type DelegationOutcome } from '../observability/attributes.js';
 import type { ProblemReporter } from './accounting.js';
-import type { Spend } from './budget-store.js';
-import type { TenantBudgets } from './budgets.js';
-import { CallAttributeCache } from './call-attributes.js';
-import { InstrumentSource } from './instruments.js';
+import type { Spend } from '../budget/budget-store.js';
+import type { TenantBudgets } from '../budget/tenant-budgets.js';
+import { CallAttributeCache } from '../observability/call-attributes.js';
+import { InstrumentSource } from '../observability/instruments.js';
 import type { ModelPrice, PriceTable } from './prices.js';
 import { addToTotal, chargeTenant, newTenantLedger, type RunEntry, type TenantLedger } from './run-entry.js';
 import { isPromise } from '../core/promise.js';

@@ -1,5 +1,5 @@
-import type { Logger } from './logger.js';
-import type { Spend } from './budget-store.js';
+import type { Logger } from '../../observability/logger.js';
+import type { Spend } from '../budget-store.js';
 import { isUnavailable } from './redis-connection.js';
 
 /** A write the store could not make yet: kept, retried when Redis is back, and reported by unwritten(). */

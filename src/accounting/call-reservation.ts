@@ -1,8 +1,8 @@
 import { isPromise } from '../core/promise.js';
 import { BudgetExceededError, ConfigurationError } from '../core/errors.js';
 import type { BudgetWarning, CallTicket, ModelCallInfo } from './accounting.js';
-import type { ReserveResult, Spend } from './budget-store.js';
-import type { TenantBudgets, TenantLimit } from './budgets.js';
+import type { ReserveResult, Spend } from '../budget/budget-store.js';
+import type { TenantBudgets, TenantLimit } from '../budget/tenant-budgets.js';
 import { costOf, type ModelPrice } from './prices.js';
 
 const NO_SPEND: Spend = Object.freeze({ tokens: 0, costUsd: 0 });

@@ -1,8 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { metrics, type Counter, type Meter, type MeterProvider } from '@opentelemetry/api';
-import { BudgetStoreUnavailableError, ConfigurationError, SymfonicError } from '../core/errors.js';
-import type { BudgetLimit, BudgetStore, ReserveResult, Spend } from './budget-store.js';
-import { silentLogger, type Logger } from './logger.js';
+import { BudgetStoreUnavailableError, ConfigurationError, SymfonicError } from '../../core/errors.js';
+import type { BudgetLimit, BudgetStore, ReserveResult, Spend } from '../budget-store.js';
+import { silentLogger, type Logger } from '../../observability/logger.js';
 import { keyList, tenantIndexKey, tenantKeys } from './redis-budget-keys.js';
 import { DEFAULTS, parseOptions, storeAddress, type RedisBudgetStoreOptions } from './redis-budget-options.js';
 import { SCRIPTS, type BudgetScript } from './redis-budget-scripts.js';

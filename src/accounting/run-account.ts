@@ -1,9 +1,9 @@
 import type { HandOffReceipt } from '../core/frame-handoff.js';
 import { addUsageInto, totalTokens, type Usage } from '../core/usage.js';
-import type { DelegationOutcome } from './attributes.js';
+import type { DelegationOutcome } from '../observability/attributes.js';
 import type { Accounting, CallOutcome, CallTicket, ChildSpend, ModelCallInfo, ProblemReporter, RunAccount, RunFigures } from './accounting.js';
-import { reserveCall, unbudgetedTicket } from './budget-reservation.js';
-import { failedCallAttributes } from './call-attributes.js';
+import { reserveCall, unbudgetedTicket } from './call-reservation.js';
+import { failedCallAttributes } from '../observability/call-attributes.js';
 import type { Ledger } from './ledger.js';
 import { costOf } from './prices.js';
 import { addToTotal, figuresOf, type RunEntry } from './run-entry.js';

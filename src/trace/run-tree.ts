@@ -1,4 +1,4 @@
-import { ATTR } from './attributes.js';
+import { ATTR } from '../observability/attributes.js';
 import { isDelegationSpan, isRunSpan, toSpanRecords, type SpanRecord, type SpanSource } from './span-records.js';
 
 // The names the test kit, the CLI and the tests have always imported from here.

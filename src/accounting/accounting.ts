@@ -1,8 +1,8 @@
 import type { HandOffReceipt } from '../core/frame-handoff.js';
 import type { RunFrame } from '../core/run-frame.js';
 import type { Usage } from '../core/usage.js';
-import type { DelegationOutcome } from './attributes.js';
-import type { Spend } from './budget-store.js';
+import type { DelegationOutcome } from '../observability/attributes.js';
+import type { Spend } from '../budget/budget-store.js';
 import type { ModelPrice } from './prices.js';
 
 /**

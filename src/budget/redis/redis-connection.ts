@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { SymfonicError } from '../core/errors.js';
-import type { Logger } from './logger.js';
+import { SymfonicError } from '../../core/errors.js';
+import type { Logger } from '../../observability/logger.js';
 // Types only: ioredis itself is imported on first use, and only when the store is given a URL.
 import type { Cluster, Redis } from 'ioredis';
 import type { BudgetScript } from './redis-budget-scripts.js';

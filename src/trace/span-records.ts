@@ -1,4 +1,4 @@
-import { ATTR, OPERATION } from './attributes.js';
+import { ATTR, OPERATION } from '../observability/attributes.js';
 
 /**
  * A finished span reduced to what lineage needs. SDK ReadableSpans, OTLP/JSON export requests and

@@ -1,7 +1,7 @@
 import type { Meter } from '@opentelemetry/api';
 import { z } from 'zod';
-import { ConfigurationError } from '../core/errors.js';
-import { isLogger, type Logger } from './logger.js';
+import { ConfigurationError } from '../../core/errors.js';
+import { isLogger, type Logger } from '../../observability/logger.js';
 
 /**
  * An ioredis client, `new Redis(...)` or `new Cluster(...)`. Typed structurally here so the
