@@ -1,7 +1,7 @@
 // @ts-check
 // `npm run bench`: the per-hop overhead of delegation, against the floor of two bare spans, and
 // how it holds up at scale and over many runs. Imports the built package (dist/), as a user
-// would. Usage: node --expose-gc bench/run.js [--only=floor,hop,hop_untraced,scale,memory] [--quick]
+// would. Usage: node --expose-gc bench/run.js [--only=floor,hop,hop_untraced,scale,memory,inflight] [--quick]
 // [--breakdown] (adds the hop with only tracing, and with only metrics, registered).
 import { context, trace } from '@opentelemetry/api';
 import { MetricsCollector, SubAgent, SubAgentSpec, SymfonicAgent, TenantBudgets, priceTable } from '../dist/index.js';
@@ -286,6 +286,7 @@ async function main() {
   await sdk.shutdown();
   disableSdk();
   if (wanted('hop_untraced')) await hopCase('hop_untraced', undefined);
+  if (wanted('inflight')) await (await import('./inflight.js')).inflightCase({ quick, report });
   if (breakdown) {
     // Where the traced hop's time goes: each half of the SDK on its own.
     for (const [name, parts] of /** @type {const} */ ([['hop_tracing_only', { metrics: false }], ['hop_metrics_only', { tracing: false }]])) {

@@ -1,13 +1,14 @@
+// The public surface of `symfonic`: the names ../shared/DESIGN.md gives, the additions
+// docs/design.md records, and the option and result types those take. Nothing else.
+
 // Agents
 export { SymfonicAgent, type SymfonicAgentOptions } from './agent/symfonic-agent.js';
-export { Agent, OutputValidationError, type AgentOptions, type AgentResult, type AgentRunOptions, type Attachment } from './agent/simple-agent.js';
+export { Agent, type AgentOptions, type AgentResult, type AgentRunOptions, type Attachment } from './agent/simple-agent.js';
 export { FrameworkConfig, type FrameworkConfigInput, type ChildConfigOverrides } from './agent/framework-config.js';
 export type { AgentResponse, AccountingReceipt } from './agent/agent-response.js';
 export type { RunOptions } from './agent/run-options.js';
-export { EmptyModelResponseError } from './agent/model-response.js';
-export { STREAM_BUFFER, type AgentStream } from './agent/agent-stream.js';
-export type { RunEvent, RunEventType, RunEventLineage, RunEventListener, TextGap } from './agent/run-events.js';
-export { IncompleteStreamError } from './agent/model-stream.js';
+export type { AgentStream } from './agent/agent-stream.js';
+export type { RunEvent, RunEventType } from './agent/run-events.js';
 
 // Delegation
 export {
@@ -17,12 +18,10 @@ export {
   DelegationRoster,
   DelegationTools,
   DelegationContext,
-  DelegationCapability,
   DepthPolicy,
   childRoster,
   delegatedChildren,
-  DEFAULT_MAX_DEPTH,
-  DELEGATION_CAPABILITY,
+  type DelegationCapability,
   type ChildAgent,
   type ChildResponse,
   type ChildRunOptions,
@@ -31,36 +30,39 @@ export {
   type RosterRunOptions,
   type SubAgentOptions,
   type SubAgentSpecOptions,
-  type DelegationCallContext,
   type DelegationToolsOptions,
-  type RunAgentTool,
 } from './delegation/index.js';
 
 // Models and tools
 export type { ModelProvider, ModelRequest, ModelResponse, ModelStreamChunk, Message, ToolCall, ToolDefinition, ModelOverrides } from './model/types.js';
 export { openAICompatible, type OpenAICompatibleOptions } from './model/openai-compatible.js';
 export { anthropic, type AnthropicOptions } from './model/anthropic.js';
-export { ModelProviderError } from './model/provider-error.js';
 export type { HttpProviderOptions } from './model/provider-base.js';
 export { defineTool, type Tool, type ToolSpec } from './tool/define-tool.js';
 export type { ToolContext } from './tool/tool-context.js';
 export type { Capability } from './tool/capability.js';
-export { mcpTools, McpToolError, type McpToolsOptions, type McpClient } from './tool/mcp-tools.js';
+export { mcpTools, type McpToolsOptions, type McpClient } from './tool/mcp-tools.js';
 
-// Observability
-export { MetricsCollector, DuplicateRunError, type MetricsCollectorOptions, type RunFigures, type TenantFigures } from './accounting/metrics-collector.js';
+// Accounting and budgets
+export { MetricsCollector, type MetricsCollectorOptions, type RunFigures, type TenantFigures } from './accounting/metrics-collector.js';
 export { priceTable, defaultPrices, type PriceTable, type ModelPrice } from './accounting/prices.js';
 export { TenantBudgets, type TenantBudgetsOptions, type TenantLimit } from './budget/tenant-budgets.js';
 export type { BudgetStore, BudgetLimit, ReserveResult, Spend } from './budget/budget-store.js';
 export { InMemoryBudgetStore } from './budget/in-memory-store.js';
 export { RedisBudgetStore, type RedisBudgetStoreOptions } from './budget/redis/redis-budget-store.js';
+
+// Telemetry names and logging
 export { ATTR as SPAN_ATTRIBUTES, METRIC as METRIC_NAMES, type DelegationOutcome } from './observability/attributes.js';
 export type { Logger } from './observability/logger.js';
 
 // Remote children (Agent2Agent)
-export { serveAgent, remoteChild, RemoteAgentError, type ServedAgent, type ServeAgentOptions, type Principal, type Authenticate, type IncomingRequest, type RemoteChildOptions, type RemoteChildResponse, type UsageReport, type RemoteFailure } from './remote/index.js';
+export { serveAgent, remoteChild, type ServedAgent, type ServeAgentOptions, type Principal, type Authenticate, type IncomingRequest, type RemoteChildOptions } from './remote/index.js';
 
 // Core
+export type { Scope } from './core/scope.js';
+export type { Usage } from './core/usage.js';
+
+// Errors: every one extends SymfonicError.
 export {
   SymfonicError,
   ConfigurationError,
@@ -70,7 +72,11 @@ export {
   BudgetStoreUnavailableError,
   MaxTurnsExceededError,
   AbortError,
-  TestKitError,
 } from './core/errors.js';
-export type { Scope } from './core/scope.js';
-export type { Usage } from './core/usage.js';
+export { OutputValidationError } from './core/structured-output.js';
+export { DuplicateRunError } from './accounting/metrics-collector.js';
+export { EmptyModelResponseError } from './agent/model-response.js';
+export { IncompleteStreamError } from './agent/model-stream.js';
+export { ModelProviderError } from './model/provider-error.js';
+export { McpToolError } from './tool/mcp-tools.js';
+export { RemoteAgentError } from './remote/remote-error.js';

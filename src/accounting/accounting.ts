@@ -1,14 +1,16 @@
-import type { HandOffReceipt } from '../core/frame-handoff.js';
 import type { RunFrame } from '../core/run-frame.js';
+import type { Receipt, RunFigures, Spent } from '../core/run-outcome.js';
 import type { Usage } from '../core/usage.js';
-import type { DelegationOutcome } from '../observability/attributes.js';
 import type { Spend } from '../budget/budget-store.js';
+import type { DelegationOutcome } from '../observability/attributes.js';
 import type { ModelPrice } from './prices.js';
+
+export type { RunFigures } from '../core/run-outcome.js';
 
 /**
  * The one seam between a run and its bookkeeping. The agent and delegation layers see only these
  * two interfaces: a run opens its account from its frame, and everything it spends, every child
- * it absorbs and every delegation it makes goes through that account. `MetricsCollector`
+ * it takes in and every delegation it makes goes through that account. `MetricsCollector`
  * implements `Accounting`; a test or another process can implement it too.
  */
 export interface Accounting {
@@ -35,20 +37,20 @@ export interface AccountingProblem {
 export interface RunAccount {
   /** The ledger this account is in: where a child with no ledger of its own opens its account. */
   readonly accounting: Accounting;
-  /** What a child's delegator reads to tell spend already accounted from spend to absorb. */
-  readonly receipt: HandOffReceipt;
+  /** What a delegator reads to tell spend already accounted from spend to take in. */
+  readonly receipt: Receipt;
   /**
    * Before a model call: reserves its upper bound against the tenant's budget, or throws
    * BudgetExceededError (BudgetStoreUnavailableError when the store cannot be reached and
    * refuses). A promise only when the store is asynchronous.
    */
-  beginCall(call: ModelCallInfo): CallTicket | Promise<CallTicket>;
+  beginCall(call: ModelCall): CallTicket | Promise<CallTicket>;
   /** After a call that answered: settles its reservation to `usage` (checked before) and rolls it up; returns its cost (null when unpriced). */
-  endCall(ticket: CallTicket, usage: Usage, outcome: CallOutcome): number | null;
+  endCall(ticket: CallTicket, usage: Usage, ended: CallEnd): number | null;
   /** After a call that failed or was aborted: releases its reservation. */
-  failCall(ticket: CallTicket, outcome: CallOutcome): void;
+  failCall(ticket: CallTicket, ended: CallEnd): void;
   /** Takes in what a child spent outside this account, unless its receipt says it is already here. */
-  absorbChild(spend: ChildSpend): void;
+  absorbChild(spent: Spent): void;
   delegation(child: string, outcome: DelegationOutcome): void;
   /** Live figures of the run so far. */
   figures(): RunFigures;
@@ -56,17 +58,19 @@ export interface RunAccount {
   close(): RunFigures | Promise<RunFigures>;
 }
 
-export interface ModelCallInfo {
-  providerName: string;
-  modelName: string;
+/** A model call about to be made. */
+export interface ModelCall {
+  readonly providerName: string;
+  readonly modelName: string;
   /** Called only when the tenant has a budget: estimating costs work the fast path need not do. */
-  estimateInputTokens: () => number;
+  estimateInputTokens(): number;
   /** The output bound the request sets, if it sets one. */
-  maxTokens: number | undefined;
+  readonly maxTokens: number | undefined;
 }
 
 /** What a model call holds between its start and its end. */
 export interface CallTicket {
+  readonly call: ModelCall;
   readonly tenantId: string | null;
   readonly reservationId: string | number | undefined;
   readonly reserved: Spend;
@@ -90,29 +94,12 @@ export interface BudgetWarning {
   warnAt: number;
 }
 
-export interface CallOutcome {
-  providerName: string;
-  requestModel: string;
+/** How a model call ended, for its metrics. */
+export interface CallEnd {
   responseModel: string | undefined;
   durationS: number;
+  /** Set when the call failed. */
   errorType?: string;
-}
-
-/** A child's spend as its delegator saw it, checked before it gets here. */
-export interface ChildSpend {
-  /** Where the spend is charged in the store, once: the child's run id when known. */
-  readonly childRunId: string;
-  readonly usage: Usage;
-  readonly costUsd: number | null;
-  /** What the child said of its own accounting; undefined for a child outside symfonic's. */
-  readonly receipt: HandOffReceipt | undefined;
-}
-
-export interface RunFigures {
-  own: Usage;
-  total: Usage;
-  costUsd: number | null;
-  totalCostUsd: number | null;
 }
 
 /** Whether a value can serve as a run's ledger: checked once, where one is accepted. */

@@ -1,6 +1,6 @@
 import { isPromise } from '../core/promise.js';
 import { BudgetExceededError, ConfigurationError } from '../core/errors.js';
-import type { BudgetWarning, CallTicket, ModelCallInfo } from './accounting.js';
+import type { BudgetWarning, CallTicket, ModelCall } from './accounting.js';
 import type { ReserveResult, Spend } from '../budget/budget-store.js';
 import type { TenantBudgets, TenantLimit } from '../budget/tenant-budgets.js';
 import { costOf, type ModelPrice } from './prices.js';
@@ -8,8 +8,8 @@ import { costOf, type ModelPrice } from './prices.js';
 const NO_SPEND: Spend = Object.freeze({ tokens: 0, costUsd: 0 });
 
 /** The ticket of a call no budget applies to. */
-export function unbudgetedTicket(tenantId: string | null, price: ModelPrice | null): CallTicket {
-  return { tenantId, reservationId: undefined, reserved: NO_SPEND, price, outputBound: undefined, warning: undefined, unchecked: undefined };
+export function unbudgetedTicket(call: ModelCall, tenantId: string | null, price: ModelPrice | null): CallTicket {
+  return { call, tenantId, reservationId: undefined, reserved: NO_SPEND, price, outputBound: undefined, warning: undefined, unchecked: undefined };
 }
 
 /**
@@ -18,7 +18,7 @@ export function unbudgetedTicket(tenantId: string | null, price: ModelPrice | nu
  * them, so concurrent calls cannot both take the same headroom. The output bound becomes the
  * request's maxTokens, which is what makes the reservation a true upper bound.
  */
-export function reserveCall(budgets: TenantBudgets, tenantId: string, limit: TenantLimit, price: ModelPrice | null, call: ModelCallInfo): CallTicket | Promise<CallTicket> {
+export function reserveCall(budgets: TenantBudgets, tenantId: string, limit: TenantLimit, price: ModelPrice | null, call: ModelCall): CallTicket | Promise<CallTicket> {
   if (limit.maxCostUsd !== undefined && price === null) {
     // Spend on a model with no price cannot be bounded in USD; letting it through would make the
     // cost limit silently not apply to it.
@@ -38,6 +38,7 @@ export function reserveCall(budgets: TenantBudgets, tenantId: string, limit: Ten
   const finish = (r: ReserveResult): CallTicket => {
     if (!r.ok) throw refusal(tenantId, limit, r, amount);
     return {
+      call,
       tenantId,
       reservationId: r.reservationId,
       reserved: amount,

@@ -4,7 +4,7 @@ import { ATTR, type DelegationOutcome } from '../observability/attributes.js';
 import type { ProblemReporter } from './accounting.js';
 import type { Spend } from '../budget/budget-store.js';
 import type { TenantBudgets } from '../budget/tenant-budgets.js';
-import { CallAttributeCache } from '../observability/call-attributes.js';
+import { CallAttributeCache } from './call-attributes.js';
 import { InstrumentSource } from '../observability/instruments.js';
 import type { ModelPrice, PriceTable } from './prices.js';
 import { addToTotal, chargeTenant, newTenantLedger, type RunEntry, type TenantLedger } from './run-entry.js';

@@ -118,6 +118,15 @@ export class MetricsCollector implements Accounting {
           `a child runs in its parent's tree and tenant. Pass the parent's rootRunId and scope, or start a root run.`,
       );
     }
+    // A root in flight here vouches only for runs its tree placed: a run naming it as its root
+    // with a parent that is not one of its runs (a spoofed lineage from the wire, say) would
+    // label one tree's, or one tenant's, spans with another's root.
+    if (parent === undefined && frame.parentRunId !== null && ledger.runs.has(frame.rootRunId)) {
+      throw new ConfigurationError(
+        `run "${frame.runId}" names "${frame.rootRunId}" as its root, which runs here, but its parent "${frame.parentRunId}" is not a run of ` +
+          `that tree: a child names the parent its tree placed it under. Pass the parent's own run id, or start a root run.`,
+      );
+    }
     const entry = newEntry(frame.runId, tenantId, parent, frame.rootRunId);
     if (parent) (parent.children ??= []).push(frame.runId);
     ledger.runs.set(frame.runId, entry);
@@ -125,7 +134,7 @@ export class MetricsCollector implements Accounting {
     // written nowhere must still be charged by a delegator whose store it is. Read when asked,
     // since a shared store learns the id of its data on first contact.
     const budgets = tenantId !== null && this.budgets?.limitFor(tenantId) !== undefined ? this.budgets : undefined;
-    const receipt = () => ({ ledger: this.id, store: budgets?.store.id ?? null });
+    const receipt = () => ({ ledger: this.id, store: budgets?.store.id ?? null, tenantId });
     return new CollectorRunAccount(this, ledger, entry, receipt, report);
   }
 }

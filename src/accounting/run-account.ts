@@ -1,9 +1,9 @@
-import type { HandOffReceipt } from '../core/frame-handoff.js';
+import type { Receipt, Spent } from '../core/run-outcome.js';
 import { addUsageInto, totalTokens, type Usage } from '../core/usage.js';
 import type { DelegationOutcome } from '../observability/attributes.js';
-import type { Accounting, CallOutcome, CallTicket, ChildSpend, ModelCallInfo, ProblemReporter, RunAccount, RunFigures } from './accounting.js';
+import type { Accounting, CallEnd, CallTicket, ModelCall, ProblemReporter, RunAccount, RunFigures } from './accounting.js';
 import { reserveCall, unbudgetedTicket } from './call-reservation.js';
-import { failedCallAttributes } from '../observability/call-attributes.js';
+import { failedCallAttributes } from './call-attributes.js';
 import type { Ledger } from './ledger.js';
 import { costOf } from './prices.js';
 import { addToTotal, figuresOf, type RunEntry } from './run-entry.js';
@@ -22,24 +22,24 @@ export class CollectorRunAccount implements RunAccount {
     readonly accounting: Accounting,
     private readonly ledger: Ledger,
     private readonly entry: RunEntry,
-    private readonly receiptOf: () => HandOffReceipt,
+    private readonly receiptOf: () => Receipt,
     private readonly report: ProblemReporter | undefined,
   ) {}
 
-  get receipt(): HandOffReceipt {
+  get receipt(): Receipt {
     return this.receiptOf();
   }
 
-  beginCall(call: ModelCallInfo): CallTicket | Promise<CallTicket> {
+  beginCall(call: ModelCall): CallTicket | Promise<CallTicket> {
     const price = this.ledger.priceFor(call.providerName, call.modelName);
     const tenantId = this.entry.tenantId;
     const budgets = this.ledger.budgets;
     const limit = tenantId !== null && budgets ? budgets.limitFor(tenantId) : undefined;
-    if (tenantId === null || limit === undefined) return unbudgetedTicket(tenantId, price);
+    if (tenantId === null || limit === undefined) return unbudgetedTicket(call, tenantId, price);
     return reserveCall(budgets!, tenantId, limit, price, call);
   }
 
-  endCall(ticket: CallTicket, usage: Usage, outcome: CallOutcome): number | null {
+  endCall(ticket: CallTicket, usage: Usage, ended: CallEnd): number | null {
     const e = this.entry;
     const cost = ticket.price ? costOf(usage, ticket.price) : null;
     addUsageInto(e.own, usage);
@@ -62,38 +62,41 @@ export class CollectorRunAccount implements RunAccount {
       );
     }
     const inst = this.ledger.instruments.get();
-    const attrs = this.ledger.callAttributes.get(outcome);
-    inst.operationDuration.record(outcome.durationS, attrs.duration);
+    const attrs = this.ledger.callAttributes.get(ticket, ended);
+    inst.operationDuration.record(ended.durationS, attrs.duration);
     inst.tokenUsage.record(usage.inputTokens, attrs.input);
     inst.tokenUsage.record(usage.outputTokens, attrs.output);
     return cost;
   }
 
-  failCall(ticket: CallTicket, outcome: CallOutcome): void {
+  failCall(ticket: CallTicket, ended: CallEnd): void {
     if (ticket.tenantId !== null && ticket.reservationId !== undefined) {
       const store = this.ledger.budgets!.store;
       const { tenantId, reservationId } = ticket;
       this.track(this.ledger.storeWrite('release', tenantId, undefined, () => store.release(tenantId, reservationId!), this.report));
     }
-    this.ledger.instruments.get().operationDuration.record(outcome.durationS, failedCallAttributes(outcome));
+    this.ledger.instruments.get().operationDuration.record(ended.durationS, failedCallAttributes(ticket, ended));
   }
 
-  absorbChild(spend: ChildSpend): void {
+  absorbChild(spent: Spent): void {
     const e = this.entry;
+    const receipt = spent.accounting;
     // A child that opened in this collector under this run already rolled its spend up here.
-    if (spend.receipt?.ledger === this.accounting.id && e.children?.includes(spend.childRunId)) return;
-    addToTotal(e, spend.usage, spend.costUsd);
-    this.ledger.rollUp(e, spend.usage, spend.costUsd);
+    if (receipt?.ledger === this.accounting.id && e.children?.includes(spent.runId)) return;
+    addToTotal(e, spent.totalUsage, spent.totalCostUsd);
+    this.ledger.rollUp(e, spent.totalUsage, spent.totalCostUsd);
     // No ledger counted a child outside symfonic in the tenant cost counter; this run does.
-    if (spend.receipt === undefined && spend.costUsd !== null) e.uncountedCost += spend.costUsd;
+    if (receipt === undefined && spent.totalCostUsd !== null) e.uncountedCost += spent.totalCostUsd;
     const budgets = this.ledger.budgets;
     const tenantId = e.tenantId;
-    // Spend a child settled into this very store (shared by several collectors or processes) is
-    // already charged there; charging it again would count it twice.
-    if (tenantId === null || !budgets?.limitFor(tenantId) || (spend.receipt?.store != null && spend.receipt.store === budgets.store.id)) return;
-    const actual = { tokens: totalTokens(spend.usage), costUsd: spend.costUsd ?? 0 };
+    if (tenantId === null || !budgets?.limitFor(tenantId)) return;
+    // Spend a child settled into this very store for this very tenant (a store shared by several
+    // collectors or processes) is already charged there; charging it again would count it twice.
+    // Settled there for another tenant, it is charged here too: a child spends its delegator's budget.
+    if (receipt !== undefined && receipt.store !== null && receipt.store === budgets.store.id && receipt.tenantId === tenantId) return;
+    const actual = { tokens: totalTokens(spent.totalUsage), costUsd: spent.totalCostUsd ?? 0 };
     // Settled under an id of its own that was never reserved: charged once, even if retried.
-    const id = `absorbed:${spend.childRunId}`;
+    const id = `absorbed:${spent.runId}`;
     this.track(this.ledger.storeWrite('absorb', tenantId, actual, () => budgets.store.settle(tenantId, id, actual, Date.now()), this.report));
   }
 

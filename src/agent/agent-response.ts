@@ -1,13 +1,19 @@
-import type { HandOffReceipt } from '../core/frame-handoff.js';
+import type { ChildOutcome, Receipt } from '../core/run-outcome.js';
 import type { Usage } from '../core/usage.js';
 import type { Message } from '../model/types.js';
 
-/** Which ledger and budget store accounted a run: what a delegator reads to charge nothing twice. */
-export type AccountingReceipt = HandOffReceipt;
+/** Which ledger and budget store accounted a run, and for which tenant: what a delegator reads to charge nothing twice. */
+export type AccountingReceipt = Receipt;
 
-/** What a SymfonicAgent run answers: the answer, the run's lineage, and its own and subtree spend. */
-export interface AgentResponse<T = unknown> {
+/**
+ * What every run answers, from either agent class and through every door: the answer, the run's
+ * lineage, and its own and subtree spend. One result type: the facade's `Agent.run` answers the
+ * same value (`AgentResult` is this type), and a delegator reads a child's outcome from it as it is.
+ */
+export interface AgentResponse<T = unknown> extends ChildOutcome {
   finalResponse: string;
+  /** The same answer as `finalResponse`, under the facade's name for it. */
+  text: string;
   messages: Message[];
   runId: string;
   rootRunId: string;
@@ -22,10 +28,8 @@ export interface AgentResponse<T = unknown> {
   costUsd: number | null;
   totalCostUsd: number | null;
   durationMs: number;
-  /** With `RunOptions.outputType`: the final answer parsed as JSON and validated by the schema. */
+  /** With `RunOptions.outputType` (or a delegator's): the final answer parsed as JSON and validated by the schema. */
   output?: T;
-  /** The same value as `output`; kept for code written against the first series. */
-  structured?: T;
-  /** Which ledger and budget store accounted this run (and so its subtree). */
+  /** Which ledger and budget store accounted this run (and so its subtree), and for which tenant. */
   accounting: AccountingReceipt;
 }

@@ -44,7 +44,7 @@ export class RunEventStream implements AgentStream, EventConsumer {
   readonly dropped = { deltas: 0, chars: 0 };
 
   readonly #hub: EventHub;
-  readonly #abort: AbortController;
+  readonly #abort: (reason: unknown) => void;
   readonly #queue: RunEvent[] = [];
   #head = 0;
   #bufferedDeltas = 0;
@@ -59,12 +59,18 @@ export class RunEventStream implements AgentStream, EventConsumer {
   #iterating = false;
   #settled = false;
 
-  /** `start` begins the run with the hub and the abort it is given. */
-  constructor(hub: EventHub, abort: AbortController, start: () => Promise<AgentResponse>) {
+  /** `start` begins the run with the hub, and says how to abort it (a run that could not start has nothing to abort). */
+  constructor(hub: EventHub, start: () => { result: Promise<AgentResponse>; abort(reason: unknown): void }) {
     this.#hub = hub;
-    this.#abort = abort;
     hub.attach(this);
-    this.result = start();
+    let started: { result: Promise<AgentResponse>; abort(reason: unknown): void };
+    try {
+      started = start();
+    } catch (error) {
+      started = { result: Promise.reject(error), abort() {} };
+    }
+    this.#abort = started.abort;
+    this.result = started.result;
     // The handler for a rejection also marks result handled: the stream reports a failure in its
     // events, and a caller who never awaits result must not have the process crash over it.
     this.result.then(
@@ -203,8 +209,7 @@ export class RunEventStream implements AgentStream, EventConsumer {
     // Nobody reads this stream any more: the hub stops building events for it.
     this.#hub.attach(undefined);
     if (!this.#settled) {
-      this.#abort.abort(new AbortError("the run was aborted: its stream's consumer stopped reading"));
-      this.#hub.abortRaces();
+      this.#abort(new AbortError("the run was aborted: its stream's consumer stopped reading"));
     }
     this.#queue.length = 0;
     this.#head = 0;

@@ -1,5 +1,5 @@
 import { SpanKind, type Span } from '@opentelemetry/api';
-import { raceAbort } from '../core/abort.js';
+import { raceAbort } from '../core/signals.js';
 import { isPromise } from '../core/promise.js';
 import { abortErrorFrom } from '../core/errors.js';
 import type { ModelRequest, ModelResponse } from '../model/types.js';
@@ -8,7 +8,6 @@ import { ATTR, SPAN_EVENT } from '../observability/attributes.js';
 import { inputMessagesJson, outputMessagesJson, systemInstructionsJson } from '../observability/content.js';
 import { checkResponse, estimateInput, usageOf } from './model-response.js';
 import { modelAnswer } from './model-stream.js';
-import { raceListened } from './run-events.js';
 import { failSpan, tracer } from './run-span.js';
 import type { RunState } from './run-state.js';
 
@@ -108,21 +107,19 @@ export async function callModel(run: RunState): Promise<ModelResponse> {
   events?.emit({ type: 'model.started', model: run.requestModel });
   let response: ModelResponse;
   try {
-    const answer =
-      events === undefined
-        ? raceAbort(provider.generate(request, { signal: run.signal }), run.signal, 'the model call')
-        : raceListened(modelAnswer(provider, request, run.signal, events, chat), run.signal, events, 'the model call');
+    const work = events === undefined ? provider.generate(request, { signal: run.signal }) : modelAnswer(provider, request, run.signal, events, chat);
+    const answer = raceAbort(work, run.signal, 'the model call');
     response = checkResponse(provider.providerName, await answer);
   } catch (error) {
     const e = run.signal.aborted ? abortErrorFrom(run.signal, 'the model call') : error;
     const errorType = e instanceof Error ? e.name || 'Error' : 'Error';
-    run.account.failCall(ticket, { providerName: provider.providerName, requestModel: run.requestModel, responseModel: undefined, durationS: (performance.now() - t0) / 1000, errorType });
+    run.account.failCall(ticket, { responseModel: undefined, durationS: (performance.now() - t0) / 1000, errorType });
     failSpan(chat, e);
     chat.end();
     throw e;
   }
   const usage = usageOf(response, request, run.core.toolDefinitionChars);
-  const costUsd = run.account.endCall(ticket, usage, { providerName: provider.providerName, requestModel: run.requestModel, responseModel: response.responseModel, durationS: (performance.now() - t0) / 1000 });
+  const costUsd = run.account.endCall(ticket, usage, { responseModel: response.responseModel, durationS: (performance.now() - t0) / 1000 });
   finishChatSpan(chat, response, usage, run.core.config.captureContent);
   events?.emit({ type: 'model.finished', usage, costUsd });
   return response;

@@ -1,5 +1,3 @@
-import { raceAbort } from '../core/abort.js';
-import { abortErrorFrom } from '../core/errors.js';
 import { redactSecrets } from '../core/redact.js';
 import type { RunEmitter, RunEventBody, RunEventSink } from '../core/run-event.js';
 import type { RunFrame } from '../core/run-frame.js';
@@ -94,11 +92,6 @@ export class EventHub implements RunEventSink {
 
   private consumer: EventConsumer | undefined;
   private listeners: RunEventListener[] | undefined;
-  /** The signal only the stream over this hub can abort (see race). */
-  private ownSignal: AbortSignal | undefined;
-  /** The losing side of each race on ownSignal in flight. */
-  private racing: (() => void)[] | undefined;
-
   constructor(private readonly onListenerError: (error: unknown, count: number) => void) {}
 
   listen(listener: RunEventListener): void {
@@ -108,42 +101,6 @@ export class EventHub implements RunEventSink {
   /** The stream over this hub; `undefined` detaches it (its consumer left), so its events are no longer built for it. */
   attach(consumer: EventConsumer | undefined): void {
     this.consumer = consumer;
-  }
-
-  /** The signal the stream made for this tree, when it alone can abort it: the stream calls abortRaces() as it aborts it. */
-  ownsSignal(signal: AbortSignal): void {
-    this.ownSignal = signal;
-  }
-
-  /**
-   * `work` raced against a run's `signal`, as raceAbort does. On the stream's own signal the race
-   * needs no listener on it (adding and removing one on a fresh AbortSignal was a tenth of a leaf
-   * run): the stream, the only one who can abort that signal, makes every race lose as it does.
-   */
-  race<T>(work: Promise<T>, signal: AbortSignal, what: string): Promise<T> {
-    if (signal !== this.ownSignal || signal.aborted) return raceAbort(work, signal, what);
-    return new Promise<T>((resolve, reject) => {
-      const racing = (this.racing ??= []);
-      const lose = () => reject(abortErrorFrom(signal, what));
-      racing.push(lose);
-      work.then(
-        (value) => {
-          leave(racing, lose);
-          resolve(value);
-        },
-        (error: unknown) => {
-          leave(racing, lose);
-          reject(error);
-        },
-      );
-    });
-  }
-
-  /** The stream aborted its own signal: every race on it rejects with the abort now, whatever its work does later. */
-  abortRaces(): void {
-    const racing = this.racing;
-    this.racing = undefined;
-    if (racing !== undefined) for (const lose of racing) lose();
   }
 
   open(frame: RunFrame, agent: string): RunEmitter {
@@ -250,16 +207,6 @@ function stamp(l: Omit<RunEventLineage, 'seq' | 'timeMs'>, seq: number, timeMs: 
       // A body type added to RunEventBody without a case here still arrives whole.
       return Object.assign({ runId, rootRunId, parentRunId, agent, depth, seq, timeMs }, b as RunEventBody<DelegationOutcome>) as RunEvent;
   }
-}
-
-function leave(racing: (() => void)[], lose: () => void): void {
-  const i = racing.indexOf(lose);
-  if (i >= 0) racing.splice(i, 1);
-}
-
-/** A listened run's model call raced against its signal: through its hub (see EventHub.race). */
-export function raceListened<T>(work: Promise<T>, signal: AbortSignal, events: RunEmitter, what: string): Promise<T> {
-  return events instanceof Emitter ? events.hub.race(work, signal, what) : raceAbort(work, signal, what);
 }
 
 export function runFinished(figures: RunFigures): RunEventBody {

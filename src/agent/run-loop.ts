@@ -1,74 +1,47 @@
 import { MaxTurnsExceededError, abortErrorFrom } from '../core/errors.js';
-import { runSignal } from '../core/abort.js';
 import { isPromise } from '../core/promise.js';
-import { attachSpent } from '../core/spent.js';
-import type { HandOffReceipt } from '../core/frame-handoff.js';
-import type { RunFigures } from '../accounting/accounting.js';
+import { RunFailure, type RunFigures, type Spent } from '../core/run-outcome.js';
+import { instructionsFor, parseOutput } from '../core/structured-output.js';
 import type { Message, ModelResponse } from '../model/types.js';
 import type { AgentCore } from './agent-core.js';
 import type { AgentResponse } from './agent-response.js';
 import { EmptyModelResponseError } from './model-response.js';
 import { callModel } from './model-turn.js';
-import type { RunExtras, RunRequest } from './run-options.js';
 import { runFailed, runFinished } from './run-events.js';
-import { placeRun } from './run-start.js';
+import type { RunStart } from './run-start.js';
 import { RunState } from './run-state.js';
 import { failSpan, setRunTotals, startRunSpan } from './run-span.js';
-import { instructionsFor, parseOutput } from '../core/structured-output.js';
 import { runTool } from './tool-dispatch.js';
 
 export { EmptyModelResponseError } from './model-response.js';
 
 const NO_CHILDREN: readonly string[] = Object.freeze([]);
 
-/**
- * Closes the run's account and leaves what a delegator reads on the hand-off: the receipt as it
- * stands now (a shared store learns its id on first contact) and the figures.
- */
-function closeAccount(run: RunState): Closed | Promise<Closed> {
-  const closing = run.account.close();
-  return isPromise(closing) ? Promise.resolve(closing).then((figures) => closed(run, figures)) : closed(run, closing);
-}
-
-interface Closed {
-  figures: RunFigures;
-  receipt: HandOffReceipt;
-}
-
-function closed(run: RunState, figures: RunFigures): Closed {
-  const receipt = run.account.receipt;
-  if (run.handOff) {
-    run.handOff.receipt = receipt;
-    run.handOff.figures = figures;
-  }
-  return { figures, receipt };
-}
+/** How a run left its loop: with an answer, or with an error. */
+type Exit = { text: string; output: unknown } | { error: unknown };
 
 /** Opens everything a run holds, in order; a failure part-way closes what was opened. */
-function openRun(core: AgentCore, request: RunRequest, extras: RunExtras): RunState {
-  const { frame, accounting, handOff, outputType } = placeRun(core, request, extras.handOff);
+function openRun(core: AgentCore, start: RunStart): RunState {
+  const frame = start.frame;
   const { span, sets } = startRunSpan(core, frame);
-  let state: RunState | undefined;
-  const signal = runSignal(frame.signal);
   try {
-    const base = extras.instructions ?? core.instructions;
-    const instructions = outputType ? instructionsFor(base, outputType) : base;
+    const accounting = core.accounting ?? start.accounting ?? core.privateAccounting();
+    const instructions = start.outputType ? instructionsFor(core.instructions, start.outputType) : core.instructions;
+    let state: RunState | undefined;
     const account = accounting.open(frame, core.name, (p) => state?.log().error({ err: p.error, operation: p.operation, unwritten: p.unwritten }, 'budget store write failed'));
-    state = new RunState(core, frame, account, signal, span, sets, instructions);
-    state.outputType = outputType;
-    state.handOff = handOff;
+    state = new RunState(core, frame, account, span, sets, instructions, start.outputType);
     state.events = frame.events?.open(frame, core.name);
+    if (start.history) state.messages.push(...start.history);
+    if (core.logger.isLevelEnabled('debug')) state.log().debug({ depth: frame.depth }, 'run started');
+    return state;
   } catch (error) {
-    signal.dispose();
+    start.owned?.dispose();
     failSpan(span, error);
     span.end();
     // A run that could not open still started and failed, for whoever follows the tree.
-    if (state?.events === undefined) frame.events?.open(frame, core.name).emit(runFailed(error));
+    frame.events?.open(frame, core.name).emit(runFailed(error));
     throw error;
   }
-  if (extras.history) state.messages.push(...extras.history);
-  if (core.logger.isLevelEnabled('debug')) state.log().debug({ depth: frame.depth }, 'run started');
-  return state;
 }
 
 /** The model/tool loop: tools of one turn run together, their results go back in call order. */
@@ -95,49 +68,49 @@ async function loop(run: RunState): Promise<string> {
 }
 
 /**
- * One run of an agent. Every exit, answer or error or abort, closes the run's account (after its
- * store writes land), its delegation state and its span, in that order, so nothing a run opens
- * outlives it.
+ * One run of an agent, whichever door it came in by. Every exit, answer or error or abort,
+ * goes through the one close sequence (closeRun), so nothing a run opens outlives it.
  */
-export async function executeRun(core: AgentCore, query: string, request: RunRequest, extras: RunExtras = {}): Promise<AgentResponse> {
+export async function executeRun(core: AgentCore, query: string, start: RunStart): Promise<AgentResponse> {
   const started = performance.now();
-  const run = openRun(core, request, extras);
+  const run = openRun(core, start);
   run.messages.push({ role: 'user', content: query });
+  let exit: Exit;
   try {
     const text = await loop(run);
-    const output = run.outputType ? parseOutput(run.outputType, text) : undefined;
-    const response = await finish(run, text, started);
-    if (run.outputType) response.output = response.structured = output;
-    return response;
+    exit = { text, output: run.outputType ? parseOutput(run.outputType, text) : undefined };
   } catch (error) {
-    const closing = closeAccount(run);
-  const { figures, receipt } = isPromise(closing) ? await closing : closing;
-    // Not on an abort reason: that one object may be what every run a signal aborted rejects with.
-    if (error !== run.signal.reason) attachSpent(error, { runId: run.frame.runId, total: figures.total, totalCostUsd: figures.totalCostUsd, receipt });
-    core.delegationContext?.close(run.frame.runId);
-    setRunTotals(run.span, figures);
-    failSpan(run.span, error);
-    run.span.end();
-    run.events?.emit(runFailed(error));
-    if (core.logger.isLevelEnabled('warn')) run.log().warn({ err: error }, 'run failed');
-    throw error;
-  } finally {
-    run.runSignal.dispose();
+    exit = { error };
   }
+  const closing = run.account.close();
+  return closeRun(run, start, exit, isPromise(closing) ? await closing : closing, started);
 }
 
-async function finish(run: RunState, text: string, started: number): Promise<AgentResponse> {
-  const closing = closeAccount(run);
-  const { figures, receipt } = isPromise(closing) ? await closing : closing;
-  const f = run.frame;
-  const delegatedTo = run.core.delegationContext ? run.core.delegationContext.close(f.runId) : NO_CHILDREN;
+/**
+ * The close sequence, for every exit: the account is closed (its store writes landed) before
+ * this runs; then the run's delegation state, its span, its events, its log line and its signal.
+ * An answer resolves; an error rejects, as itself for a caller's run() and as a RunFailure
+ * carrying what was spent for a delegation door.
+ */
+function closeRun(run: RunState, start: RunStart, exit: Exit, figures: RunFigures, started: number): AgentResponse {
+  const { core, frame: f } = run;
+  const delegatedTo = core.delegationContext ? core.delegationContext.close(f.runId) : NO_CHILDREN;
   if (run.span.isRecording()) setRunTotals(run.span, figures);
+  if ('error' in exit) failSpan(run.span, exit.error);
   run.span.end();
-  run.events?.emit(runFinished(figures));
+  run.events?.emit('error' in exit ? runFailed(exit.error) : runFinished(figures));
+  start.owned?.dispose();
+  const spent: Spent = { runId: f.runId, totalUsage: figures.total, totalCostUsd: figures.totalCostUsd, accounting: run.account.receipt };
+  start.wrapped?.report(spent);
   const durationMs = performance.now() - started;
-  if (run.core.logger.isLevelEnabled('debug')) run.log().debug({ duration_ms: durationMs, delegated_to: delegatedTo }, 'run finished');
-  return {
-    finalResponse: text,
+  if ('error' in exit) {
+    if (core.logger.isLevelEnabled('warn')) run.log().warn({ err: exit.error }, 'run failed');
+    throw start.door ? new RunFailure(exit.error, spent) : exit.error;
+  }
+  if (core.logger.isLevelEnabled('debug')) run.log().debug({ duration_ms: durationMs, delegated_to: delegatedTo }, 'run finished');
+  const response: AgentResponse = {
+    finalResponse: exit.text,
+    text: exit.text,
     messages: run.messages,
     runId: f.runId,
     rootRunId: f.rootRunId,
@@ -149,6 +122,8 @@ async function finish(run: RunState, text: string, started: number): Promise<Age
     costUsd: figures.costUsd,
     totalCostUsd: figures.totalCostUsd,
     durationMs,
-    accounting: receipt,
+    accounting: spent.accounting!,
   };
+  if (run.outputType !== undefined) response.output = exit.output;
+  return response;
 }

@@ -2,13 +2,12 @@ import type { Context } from '@opentelemetry/api';
 import { z, type ZodType } from 'zod';
 import { ConfigurationError } from '../core/errors.js';
 import { refuseUnknownKeys } from '../core/options.js';
-import type { HandOff } from '../core/frame-handoff.js';
 import type { AskUser } from '../core/run-frame.js';
 import { makeScope, type Scope } from '../core/scope.js';
 import type { Message } from '../model/types.js';
 import { isAccounting, type Accounting } from '../accounting/accounting.js';
 import type { MetricsCollector } from '../accounting/metrics-collector.js';
-import type { EventHub, RunEvent } from './run-events.js';
+import type { RunEvent } from './run-events.js';
 
 export interface RunOptions<T = unknown> {
   scope?: Scope;
@@ -47,14 +46,6 @@ export interface RunOptions<T = unknown> {
   onEvent?: (event: RunEvent) => void;
 }
 
-/** What the loop itself needs beyond RunOptions: set by the facade. */
-export interface RunExtras {
-  history?: readonly Message[];
-  instructions?: string;
-  /** The frame delegation handed this run directly (see RUN_IN_FRAME). */
-  handOff?: HandOff;
-}
-
 /** Run options after validation: only known-good values, lineage not yet a frame. */
 export interface RunRequest {
   scope: Scope | undefined;
@@ -70,8 +61,8 @@ export interface RunRequest {
   askUser: AskUser | undefined;
   deadline: number | undefined;
   onEvent: ((event: RunEvent) => void) | undefined;
-  /** The event sink a stream made for this run; undefined for run(). */
-  events: EventHub | undefined;
+  /** Earlier turns of the conversation, oldest first: the facade's history. */
+  history: readonly Message[] | undefined;
 }
 
 const KEYS = ['scope', 'runId', 'rootRunId', 'parentRunId', 'agentDepth', 'signal', 'parentContext', 'metricsCollector', 'maxAgentDepth', 'outputType', 'askUser', 'onEvent', 'deadline'] as const;
@@ -80,7 +71,7 @@ const ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 const EMPTY: RunRequest = Object.freeze({
   scope: undefined, runId: undefined, rootRunId: undefined, parentRunId: null, agentDepth: 0, signal: undefined,
   parentContext: undefined, accounting: undefined, maxAgentDepth: undefined, outputType: undefined, askUser: undefined, deadline: undefined,
-  onEvent: undefined, events: undefined,
+  onEvent: undefined, history: undefined,
 });
 
 function checkId(field: string, value: unknown): string | undefined {
@@ -160,6 +151,6 @@ export function readRunOptions(options: RunOptions | undefined): RunRequest {
     // Whole milliseconds: timers and the deadline baggage take nothing finer.
     deadline: options.deadline === undefined ? undefined : Math.floor(options.deadline),
     onEvent: options.onEvent,
-    events: undefined,
+    history: undefined,
   };
 }

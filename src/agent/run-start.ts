@@ -1,45 +1,52 @@
 import { context as otelContext } from '@opentelemetry/api';
-import type { ZodType } from 'zod';
-import { takeHandOff, type HandOff } from '../core/frame-handoff.js';
+import { ConfigurationError } from '../core/errors.js';
 import { newRunId } from '../core/ids.js';
-import { TeeSink } from '../core/run-event.js';
+import { TeeSink, type RunEventSink } from '../core/run-event.js';
 import { freezeFrame, type RunFrame } from '../core/run-frame.js';
-import type { Accounting } from '../accounting/accounting.js';
+import { rootSignal, type OwnedSignal } from '../core/signals.js';
+import type { Placement } from '../delegation/framed-child.js';
+import { wrappedCall, type WrappedCall } from '../delegation/wrapped-child.js';
+import type { Message } from '../model/types.js';
 import type { AgentCore } from './agent-core.js';
 import { EventHub } from './run-events.js';
-import type { RunRequest } from './run-options.js';
+import { readRunOptions, type RunOptions, type RunRequest } from './run-options.js';
 
-/** Where a run stands before it starts: its frame, the ledger it accounts in, and the hand-off it took. */
-export interface RunPlacement {
-  readonly frame: RunFrame;
-  readonly accounting: Accounting;
-  readonly handOff: HandOff | undefined;
-  /** The output schema: the run's own, else the one its delegator asked for. */
-  readonly outputType: ZodType | undefined;
+/**
+ * Everything a run needs before it starts, whichever door it came in by: its placement (frame,
+ * ledger offered, output wanted) and what only the door knows.
+ */
+export interface RunStart extends Placement {
+  /** The signal the run owns and lets go of as it closes; a child's is its delegator's to dispose. */
+  readonly owned: OwnedSignal | undefined;
+  /** Earlier turns of the conversation (the facade's history), oldest first. */
+  readonly history: readonly Message[] | undefined;
+  /** A delegation door: a failure rejects as a RunFailure carrying what was spent; a caller's run() rejects with the error itself. */
+  readonly door: boolean;
+  /** The wrapped-child adapter waiting for what this run spent. */
+  readonly wrapped: WrappedCall | undefined;
 }
 
 /**
- * Places a run. A run that starts inside a delegation takes the frame the delegator derived for
- * it, whatever lineage or scope its caller passed (a wrapper child cannot drop or swap the
- * tenant); its signal joins the frame's. Any other run is a root, or a child placed by hand, from
- * its validated options.
+ * The start of a run a caller began (`run()`, `stream()`, the facade's `run()`): a root from its
+ * validated options, or, inside a wrapped delegated child, that child.
  */
-export function placeRun(core: AgentCore, request: RunRequest, given?: HandOff): RunPlacement {
-  if (given !== undefined) given.taken = true;
-  const handOff = given ?? takeHandOff();
-  if (handOff !== undefined) {
-    const given = request.signal;
-    let frame = given === undefined || given === handOff.frame.signal ? handOff.frame : freezeFrame({ ...handOff.frame, signal: joinSignals(handOff.frame.signal, given) });
-    // A child with listeners of its own (its own stream, an onEvent) is heard by them from here
-    // down, and by the tree above as well when someone listens there.
-    if (request.events !== undefined || request.onEvent !== undefined) {
-      const own = eventSink(core, request);
-      frame = freezeFrame({ ...frame, events: frame.events === undefined ? own : new TeeSink(frame.events, own) });
-    }
-    const accounting = core.accounting ?? (handOff.accounting as Accounting | undefined) ?? request.accounting ?? core.privateAccounting();
-    return { frame, accounting, handOff, outputType: request.outputType ?? handOff.outputType };
-  }
+export function callerStart(core: AgentCore, options: RunOptions | undefined, hub?: EventHub, history?: readonly Message[]): RunStart {
+  const read = readRunOptions(options);
+  const request = history === undefined ? read : { ...read, history };
+  if (hub !== undefined && request.onEvent !== undefined) hub.listen(request.onEvent);
+  const call = wrappedCall();
+  return call === undefined ? rootStart(core, request, hub) : wrappedStart(core, call, request, hub);
+}
+
+/** A run the delegator placed through the child door: its frame as given. */
+export function doorStart(placement: Placement): RunStart {
+  return { frame: placement.frame, accounting: placement.accounting, outputType: placement.outputType, owned: undefined, history: undefined, door: true, wrapped: undefined };
+}
+
+/** A root run from its validated options; `hub` is the sink a stream made for it, which aborts the run through `owned`. */
+function rootStart(core: AgentCore, request: RunRequest, hub?: EventHub): RunStart {
   const runId = request.runId ?? newRunId();
+  const owned = rootSignal(request.signal, request.deadline, hub !== undefined);
   const frame = freezeFrame({
     runId,
     rootRunId: request.rootRunId ?? runId,
@@ -47,20 +54,50 @@ export function placeRun(core: AgentCore, request: RunRequest, given?: HandOff):
     depth: request.agentDepth,
     maxDepth: request.maxAgentDepth,
     scope: request.scope,
-    signal: request.deadline === undefined ? request.signal : withDeadline(request.signal, request.deadline),
-    traceContext: request.parentContext ?? otelContext.active(),
     deadline: request.deadline,
+    signal: owned.signal,
+    traceContext: request.parentContext ?? otelContext.active(),
     askUser: request.askUser,
-    events: request.events === undefined && request.onEvent === undefined ? undefined : eventSink(core, request),
+    events: hub ?? listenerSink(core, request),
   });
-  return { frame, accounting: core.accounting ?? request.accounting ?? core.privateAccounting(), handOff: undefined, outputType: request.outputType };
+  return { frame, accounting: request.accounting, outputType: request.outputType, owned, history: request.history, door: false, wrapped: undefined };
 }
 
-/** The tree's sink: the stream's own (which already holds any onEvent), or one for the onEvent callback alone. */
-function eventSink(core: AgentCore, request: RunRequest): EventHub {
-  if (request.events !== undefined) return request.events;
+/**
+ * A run started inside a wrapped child (see wrapped-child.ts). The first takes the child's
+ * placement whatever its options say: its caller's signal joins the frame's, and listeners of
+ * its own hear it beside the tree's. A later run in the same async context (the wrapper running
+ * a second agent, or again after it answered) is a root of its own, and may act only for the
+ * child's tenant: a wrapper must not be a way to spend as another tenant from inside a tree.
+ */
+function wrappedStart(core: AgentCore, call: WrappedCall, request: RunRequest, hub: EventHub | undefined): RunStart {
+  const placed = call.placement.frame;
+  if (call.taken) {
+    if (request.scope !== undefined && placed.scope !== undefined && request.scope.tenantId !== placed.scope.tenantId) {
+      throw new ConfigurationError(
+        `agent "${core.name}" was started inside sub-agent run "${placed.runId}" of tenant "${placed.scope.tenantId}" with the scope of tenant ` +
+          `"${request.scope.tenantId}": a run inside a delegated child acts for that child's tenant. Pass the options the child was given on, or none.`,
+      );
+    }
+    return rootStart(core, request.scope === undefined && placed.scope !== undefined ? { ...request, scope: placed.scope } : request, hub);
+  }
+  call.taken = true;
+  const parent = request.signal === undefined ? placed.signal : AbortSignal.any([placed.signal, request.signal]);
+  const owned = request.signal === undefined && hub === undefined ? undefined : rootSignal(parent, undefined, hub !== undefined);
+  const own = hub ?? listenerSink(core, request);
+  let frame: RunFrame = placed;
+  if (owned !== undefined || own !== undefined) {
+    frame = freezeFrame({ ...placed, signal: owned?.signal ?? placed.signal, events: own === undefined ? placed.events : placed.events === undefined ? own : new TeeSink(placed.events, own) });
+  }
+  const outputType = request.outputType ?? call.placement.outputType;
+  return { frame, accounting: call.placement.accounting, outputType, owned, history: request.history, door: false, wrapped: call };
+}
+
+/** The sink for an onEvent callback given in the options, if one was. */
+function listenerSink(core: AgentCore, request: RunRequest): RunEventSink | undefined {
+  if (request.onEvent === undefined) return undefined;
   const hub = new EventHub(listenerErrorReporter(core));
-  hub.listen(request.onEvent!);
+  hub.listen(request.onEvent);
   return hub;
 }
 
@@ -69,20 +106,4 @@ export function listenerErrorReporter(core: AgentCore): (error: unknown, count: 
   return (error, count) => {
     if (Math.log10(count) % 1 === 0) core.logger.warn({ err: error, listener_errors: count }, 'an onEvent callback threw; the run goes on');
   };
-}
-
-/** The caller's signal, joined with one that aborts at `deadline` (a TimeoutError, as fetch's). */
-function withDeadline(given: AbortSignal | undefined, deadline: number): AbortSignal | undefined {
-  const left = deadline - Date.now();
-  // Past already: the run must not start its work. Beyond a timer's reach (about 24.8 days): no timer.
-  const timeout = left <= 0 ? AbortSignal.abort(new DOMException('the deadline has passed', 'TimeoutError')) : left > MAX_TIMER_MS ? undefined : AbortSignal.timeout(left);
-  if (timeout === undefined) return given;
-  return given === undefined ? timeout : AbortSignal.any([given, timeout]);
-}
-
-/** The longest delay Node's timers keep (2^31 − 1 ms). */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
-function joinSignals(a: AbortSignal | undefined, b: AbortSignal): AbortSignal {
-  return a === undefined ? b : AbortSignal.any([a, b]);
 }

@@ -1,7 +1,5 @@
 import { context, trace, type Context, type Span } from '@opentelemetry/api';
 import type { ZodType } from 'zod';
-import type { HandOff } from '../core/frame-handoff.js';
-import type { RunSignal } from '../core/abort.js';
 import type { RunEmitter } from '../core/run-event.js';
 import type { RunFrame } from '../core/run-frame.js';
 import type { Logger, LogBindings } from '../observability/logger.js';
@@ -20,10 +18,6 @@ export class RunState {
   /** Tool calls in order across the run's turns: siblings often start in the same millisecond. */
   toolSeq = 0;
   readonly runContext: Context;
-  /** The schema the final answer must satisfy, if any: the run's own or its delegator's. */
-  outputType: ZodType | undefined;
-  /** The delegation hand-off this run took, if it is a child: where it leaves its receipt and figures. */
-  handOff: HandOff | undefined;
   /** The run's way into its tree's events; undefined when nobody listens, which keeps a plain run() free of them. */
   events: RunEmitter | undefined = undefined;
   private logger: Logger | undefined;
@@ -32,10 +26,11 @@ export class RunState {
     readonly core: AgentCore,
     readonly frame: RunFrame,
     readonly account: RunAccount,
-    readonly runSignal: RunSignal,
     readonly span: Span,
     readonly sets: SpanAttributeSets | undefined,
     readonly instructions: string | undefined,
+    /** The schema the final answer must satisfy, if any: the run's own or its delegator's. */
+    readonly outputType: ZodType | undefined,
   ) {
     this.runContext = trace.setSpan(frame.traceContext ?? context.active(), span);
   }
@@ -49,7 +44,7 @@ export class RunState {
   }
 
   get signal(): AbortSignal {
-    return this.runSignal.signal;
+    return this.frame.signal;
   }
 
   get tenantId(): string | null {

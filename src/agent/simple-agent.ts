@@ -1,15 +1,17 @@
 import { z, type ZodType } from 'zod';
 import { ConfigurationError } from '../core/errors.js';
-import type { Usage } from '../core/usage.js';
+import type { ChildOutcome } from '../core/run-outcome.js';
+import { FacadeChild } from '../delegation/facade-child.js';
+import type { FramedChild, Placement } from '../delegation/framed-child.js';
 import type { Message, ModelProvider } from '../model/types.js';
 import type { Capability } from '../tool/capability.js';
 import type { Tool } from '../tool/define-tool.js';
 import { refuseUnknownKeys } from '../core/options.js';
 import { assembleCore } from './agent-assembly.js';
 import type { AgentCore } from './agent-core.js';
-import { FacadeChild } from '../delegation/facade-child.js';
+import type { AgentResponse } from './agent-response.js';
 import { executeRun } from './run-loop.js';
-import { readRunOptions } from './run-options.js';
+import { callerStart, doorStart } from './run-start.js';
 
 export { OutputValidationError } from '../core/structured-output.js';
 
@@ -36,14 +38,11 @@ export interface AgentRunOptions<T = unknown> {
   signal?: AbortSignal;
 }
 
-export interface AgentResult<T = unknown> {
-  text: string;
-  messages: Message[];
-  runId: string;
-  durationMs: number;
-  output?: T;
-  usage: Usage;
-}
+/**
+ * What the facade's run answers: the one result type (`text`, `messages`, `runId`, `durationMs`,
+ * `output`, `usage` are the facade's contract; the rest of AgentResponse comes along).
+ */
+export type AgentResult<T = unknown> = AgentResponse<T>;
 
 const KEYS = ['name', 'modelProvider', 'instructions', 'tools', 'capabilities'] as const;
 const RUN_KEYS = ['attachments', 'history', 'outputType', 'signal'] as const;
@@ -64,7 +63,7 @@ function renderPrompt(prompt: string, attachments: readonly Attachment[] | undef
  * design; it is the thing to reach for first. It runs on the kernel loop, so its runs are traced
  * and accounted like any other, and given to `SubAgent` it runs as a child of its delegator.
  */
-export class Agent {
+export class Agent implements FramedChild {
   readonly name: string;
   readonly modelProvider: ModelProvider;
   readonly instructions: string | undefined;
@@ -84,34 +83,35 @@ export class Agent {
     this.tools = tools;
   }
 
+  run<T = unknown>(prompt: string, options: AgentRunOptions<T> = {}): Promise<AgentResult<T>> {
+    try {
+      if (typeof prompt !== 'string') throw new ConfigurationError(`agent "${this.name}": the prompt must be a string.`);
+      if (typeof options !== 'object' || options === null) throw new ConfigurationError(`agent "${this.name}": run options must be an object.`);
+      refuseUnknownKeys(`agent "${this.name}" run`, options, RUN_KEYS);
+      if (options.history !== undefined && !Array.isArray(options.history)) {
+        throw new ConfigurationError(`agent "${this.name}": history must be an array of messages.`);
+      }
+      const runOptions = { ...(options.signal ? { signal: options.signal } : {}), ...(options.outputType !== undefined ? { outputType: options.outputType } : {}) };
+      const start = callerStart(this.#core, runOptions, undefined, options.history);
+      return executeRun(this.#core, renderPrompt(prompt, options.attachments), start) as Promise<AgentResult<T>>;
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
   /**
-   * This agent as a delegation child (a leaf): what `new SubAgent({ agent })` uses when given a
-   * facade, so `new SubAgent({ name, agent: new Agent(...), description })` just works.
+   * This agent as a delegation child (a leaf, checked): what `new SubAgent({ agent })` uses when
+   * given a facade, so `new SubAgent({ name, agent: new Agent(...), description })` just works.
    */
   asChild(): FacadeChild {
     return new FacadeChild(this);
   }
 
-  async run<T = unknown>(prompt: string, options: AgentRunOptions<T> = {}): Promise<AgentResult<T>> {
-    if (typeof prompt !== 'string') throw new ConfigurationError(`agent "${this.name}": the prompt must be a string.`);
-    if (typeof options !== 'object' || options === null) throw new ConfigurationError(`agent "${this.name}": run options must be an object.`);
-    refuseUnknownKeys(`agent "${this.name}" run`, options, RUN_KEYS);
-    if (options.history !== undefined && !Array.isArray(options.history)) {
-      throw new ConfigurationError(`agent "${this.name}": history must be an array of messages.`);
-    }
-    const request = readRunOptions({
-      ...(options.signal ? { signal: options.signal } : {}),
-      ...(options.outputType !== undefined ? { outputType: options.outputType } : {}),
-    });
-    const response = await executeRun(this.#core, renderPrompt(prompt, options.attachments), request, options.history ? { history: options.history } : {});
-    const result: AgentResult<T> = {
-      text: response.finalResponse,
-      messages: response.messages,
-      runId: response.runId,
-      durationMs: response.durationMs,
-      usage: response.usage,
-    };
-    if (response.output !== undefined) result.output = response.output as T;
-    return result;
+  /**
+   * The child door: given to `SubAgent`, a facade runs as the leaf its delegator placed, on the
+   * task alone, its spans and spend in the delegator's tree.
+   */
+  runInFrame(task: string, placement: Placement): Promise<ChildOutcome> {
+    return executeRun(this.#core, task, doorStart(placement));
   }
 }

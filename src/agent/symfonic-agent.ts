@@ -1,6 +1,6 @@
-import { markInternal } from '../core/abort.js';
 import { ConfigurationError } from '../core/errors.js';
-import { RUN_IN_FRAME, type HandOff } from '../core/frame-handoff.js';
+import type { ChildOutcome } from '../core/run-outcome.js';
+import type { FramedChild, Placement } from '../delegation/framed-child.js';
 import { assembleDelegation, DelegationCapability } from '../delegation/delegation-capability.js';
 import { ChildLifecycle } from '../delegation/lifecycle.js';
 import { DelegationRoster, type RosterEntry } from '../delegation/roster.js';
@@ -19,8 +19,8 @@ import { RunEventStream, type AgentStream } from './agent-stream.js';
 import { FrameworkConfig } from './framework-config.js';
 import { executeRun } from './run-loop.js';
 import { EventHub } from './run-events.js';
-import { readRunOptions, type RunOptions } from './run-options.js';
-import { listenerErrorReporter } from './run-start.js';
+import { type RunOptions } from './run-options.js';
+import { callerStart, doorStart, listenerErrorReporter } from './run-start.js';
 
 export interface SymfonicAgentOptions {
   name: string;
@@ -42,7 +42,7 @@ const KEYS = ['name', 'modelProvider', 'instructions', 'description', 'tools', '
  * of (tools, children, config) is fixed at construction, so a running agent never changes shape
  * under one of its runs, and the tool list the model reads is rendered once.
  */
-export class SymfonicAgent {
+export class SymfonicAgent implements FramedChild {
   readonly name: string;
   readonly description: string | undefined;
   readonly modelProvider: ModelProvider;
@@ -102,13 +102,11 @@ export class SymfonicAgent {
     return capability;
   }
 
-  /** Runs the agent on `query`. A root run by default; inside a delegation, the child the delegator placed. */
+  /** Runs the agent on `query`: a root run, or, inside a wrapped delegated child, that child (see wrapped-child.ts). */
   run<T = unknown>(query: string, options?: RunOptions<T>): Promise<AgentResponse<T>> {
     try {
-      if (typeof query !== 'string') {
-        throw new ConfigurationError(`agent "${this.name}": the query must be a string (got ${query === null ? 'null' : typeof query}).`);
-      }
-      return executeRun(this.#core, query, readRunOptions(options)) as Promise<AgentResponse<T>>;
+      checkQuery(this.name, query);
+      return executeRun(this.#core, query, callerStart(this.#core, options)) as Promise<AgentResponse<T>>;
     } catch (error) {
       return Promise.reject(error);
     }
@@ -121,36 +119,26 @@ export class SymfonicAgent {
    */
   stream<T = unknown>(query: string, options?: RunOptions<T>): AgentStream<T> {
     const hub = new EventHub(listenerErrorReporter(this.#core));
-    const abort = new AbortController();
-    return new RunEventStream(hub, abort, (): Promise<AgentResponse> => {
-      try {
-        if (typeof query !== 'string') {
-          throw new ConfigurationError(`agent "${this.name}": the query must be a string (got ${query === null ? 'null' : typeof query}).`);
-        }
-        const request = readRunOptions(options);
-        if (request.onEvent !== undefined) hub.listen(request.onEvent);
-        // The stream's own signal, marked as symfonic's, is the run's signal as it is: no second controller forwarding to it.
-        const signal = markInternal(request.signal === undefined ? abort.signal : AbortSignal.any([request.signal, abort.signal]));
-        if (signal === abort.signal) hub.ownsSignal(signal);
-        return executeRun(this.#core, query, { ...request, signal, events: hub });
-      } catch (error) {
-        return Promise.reject(error);
-      }
+    return new RunEventStream(hub, () => {
+      checkQuery(this.name, query);
+      const start = callerStart(this.#core, options, hub);
+      return { result: executeRun(this.#core, query, start), abort: (reason) => start.owned?.abort(reason) };
     }) as AgentStream<T>;
   }
 
-  /**
-   * Runs as the delegation child `handOff` places: the door delegation uses for a symfonic child,
-   * so the frame reaches the run with no async context in between (see RUN_IN_FRAME).
-   */
-  [RUN_IN_FRAME](task: string, handOff: HandOff): Promise<AgentResponse> {
-    return executeRun(this.#core, task, readRunOptions(undefined), { handOff });
+  /** The child door: runs `task` as the child its delegator placed (see FramedChild). */
+  runInFrame(task: string, placement: Placement): Promise<ChildOutcome> {
+    return executeRun(this.#core, task, doorStart(placement));
   }
 
   /** Closes the children this agent built from specs. Children the caller built stay open. */
   async close(): Promise<void> {
     await Promise.all(this.#lifecycles.map((l) => l.close()));
   }
+}
+
+function checkQuery(agent: string, query: unknown): void {
+  if (typeof query !== 'string') throw new ConfigurationError(`agent "${agent}": the query must be a string (got ${query === null ? 'null' : typeof query}).`);
 }
 
 /** A spec child: the parent's provider and flags, its own tools without the write surface. */

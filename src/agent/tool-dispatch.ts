@@ -1,5 +1,5 @@
 import { context as otelContext, SpanKind, trace, type Context, type Span } from '@opentelemetry/api';
-import { raceAbort } from '../core/abort.js';
+import { raceAbort } from '../core/signals.js';
 import { isPromise } from '../core/promise.js';
 import { abortErrorFrom, failsTheRun } from '../core/errors.js';
 import type { RunEmitter } from '../core/run-event.js';

@@ -111,15 +111,12 @@ export class BudgetStoreUnavailableError extends SymfonicError {
 }
 
 /**
- * A fault of the test kit's own making: a scripted model that ran out of turns, a responder
- * that threw. It fails the root run with itself rather than becoming a tool message a parent's
- * model reads, because a broken test must not pass.
+ * Whether an error must fail the whole run rather than become a message the model reads. The
+ * error says so itself (`failsTheRun: true`: the test kit's faults do, since a broken test must
+ * not pass), so the runtime names no kind of error it does not own.
  */
-export class TestKitError extends SymfonicError {}
-
-/** Errors that must fail the whole run, never be turned into a message for the model. */
 export function failsTheRun(error: unknown): boolean {
-  return error instanceof TestKitError;
+  return (error as { failsTheRun?: unknown } | null)?.failsTheRun === true;
 }
 
 /** The loop made `maxTurns` model calls and the model still asked for tools. */

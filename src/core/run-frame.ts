@@ -1,12 +1,16 @@
 import type { Context } from '@opentelemetry/api';
 import type { RunEventSink } from './run-event.js';
 import type { Scope } from './scope.js';
+import { NEVER_ABORTS } from './signals.js';
 
 /**
- * What a run is, in one frozen value: who it is (its id and its place in the tree), whom it acts
- * for (scope), how far its tree may still grow (ceiling), and when it must stop (signal and
- * deadline). Built once at the root and derived by the runtime for each child, never by the
- * child, so nothing a child passes on can move it to another tenant or out of its tree.
+ * What a run is, in one frozen value, from the root to the leaves and across every door (tool
+ * context, child, remote call, stream, snapshot). Its first fields say who the run is and
+ * where it stands: data, written down in a snapshot or sent over the wire as they are. The rest
+ * is how it is wired in this process (its signal, trace context, listeners, the question
+ * handler), rebuilt wherever the run goes on. Built once at the root and derived by the runtime
+ * for each child, never by the child, so nothing a child passes on can move it to another tenant
+ * or out of its tree.
  */
 export interface RunFrame {
   readonly runId: string;
@@ -16,15 +20,16 @@ export interface RunFrame {
   /** The tightest depth ceiling on the path from the root; undefined when none applies yet. */
   readonly maxDepth: number | undefined;
   readonly scope: Scope | undefined;
-  readonly signal: AbortSignal | undefined;
-  /** The trace context the run's span starts in: its delegating tool span's, for a child. */
-  readonly traceContext: Context | undefined;
   /** Epoch milliseconds by which the run must be over; undefined when no one set a limit. */
   readonly deadline: number | undefined;
+  /** Aborts when the run must stop (its caller's signal, its deadline, its delegator's limit); never undefined. */
+  readonly signal: AbortSignal;
+  /** The trace context the run's span starts in: its delegating tool span's, for a child. */
+  readonly traceContext: Context | undefined;
   /** The root's handler for questions to the user, inherited by every run of the tree. */
   readonly askUser: AskUser | undefined;
   /** Where the tree's events go when someone listens (a stream or onEvent at the root); children inherit it. */
-  readonly events?: RunEventSink | undefined;
+  readonly events: RunEventSink | undefined;
 }
 
 /** Answers a question a run's model asks the user; the root's run options give it, the tree shares it. */
@@ -32,43 +37,22 @@ export type AskUser = (question: string, ctx: { runId: string; agent: string; sc
 
 export type FrameInit = { -readonly [K in keyof RunFrame]: RunFrame[K] };
 
-/**
- * A frame from what a caller composing by hand has: ids and depth, and whatever else it knows;
- * the rest is absent. The runtime's own frames are built whole (a root's from its validated
- * options, a child's by childFrame).
- */
-export function frameFrom(init: Pick<FrameInit, 'runId' | 'rootRunId' | 'parentRunId' | 'depth'> & Partial<FrameInit>): RunFrame {
-  return Object.freeze({
-    runId: init.runId,
-    rootRunId: init.rootRunId,
-    parentRunId: init.parentRunId,
-    depth: init.depth,
-    maxDepth: init.maxDepth,
-    scope: init.scope,
-    signal: init.signal,
-    traceContext: init.traceContext,
-    deadline: init.deadline,
-    askUser: init.askUser,
-    events: init.events,
-  });
-}
-
 export function freezeFrame(init: FrameInit): RunFrame {
-  return Object.freeze({ ...init });
+  return Object.freeze(init);
 }
 
 /** What delegation decides for one child; everything else comes from the parent's frame. */
 export interface ChildFrameInit {
   runId: string;
-  signal: AbortSignal | undefined;
+  signal: AbortSignal;
   traceContext: Context | undefined;
   /** The ceiling the delegator applied: never looser than the parent's. */
   maxDepth: number;
   /** A child time limit, in ms from now, tightening the inherited deadline. */
-  timeoutMs?: number | undefined;
+  timeoutMs: number | undefined;
 }
 
-/** The frame of a child of `parent`: one deeper, same root and scope, the ceiling and deadline only tighter. */
+/** The frame of a child of `parent`: one deeper, same root, scope and wiring, the ceiling and deadline only tighter. */
 export function childFrame(parent: RunFrame, init: ChildFrameInit): RunFrame {
   const byTimeout = init.timeoutMs === undefined ? undefined : Date.now() + init.timeoutMs;
   const deadline = parent.deadline === undefined ? byTimeout : byTimeout === undefined ? parent.deadline : Math.min(parent.deadline, byTimeout);
@@ -79,10 +63,31 @@ export function childFrame(parent: RunFrame, init: ChildFrameInit): RunFrame {
     depth: parent.depth + 1,
     maxDepth: parent.maxDepth === undefined ? init.maxDepth : Math.min(parent.maxDepth, init.maxDepth),
     scope: parent.scope,
+    deadline,
     signal: init.signal,
     traceContext: init.traceContext,
-    deadline,
     askUser: parent.askUser,
     events: parent.events,
+  });
+}
+
+/**
+ * A frame from what a caller composing by hand has (ids and depth, and whatever else it knows):
+ * the rest is absent, and the signal one that never aborts. The runtime's own frames are built
+ * whole (a root's from its validated options, a child's by childFrame).
+ */
+export function frameFrom(init: Pick<FrameInit, 'runId' | 'rootRunId' | 'parentRunId' | 'depth'> & Partial<FrameInit>): RunFrame {
+  return Object.freeze({
+    runId: init.runId,
+    rootRunId: init.rootRunId,
+    parentRunId: init.parentRunId,
+    depth: init.depth,
+    maxDepth: init.maxDepth,
+    scope: init.scope,
+    deadline: init.deadline,
+    signal: init.signal ?? NEVER_ABORTS,
+    traceContext: init.traceContext,
+    askUser: init.askUser,
+    events: init.events,
   });
 }

@@ -1,5 +1,5 @@
 import type { Context } from '@opentelemetry/api';
-import type { HandOffReceipt } from '../core/frame-handoff.js';
+import type { Receipt } from '../core/run-outcome.js';
 import type { Scope } from '../core/scope.js';
 import type { Usage } from '../core/usage.js';
 
@@ -30,7 +30,7 @@ export interface ChildResponse {
   totalUsage?: Usage;
   totalCostUsd?: number | null;
   /** Which ledger and budget store already accounted the child's spend, if any did. */
-  accounting?: Partial<HandOffReceipt>;
+  accounting?: Partial<Receipt>;
   /** The child's validated structured output, when it has an outputType. */
   output?: unknown;
 }

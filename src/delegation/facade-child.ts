@@ -2,8 +2,11 @@ import { ConfigurationError } from '../core/errors.js';
 import type { Usage } from '../core/usage.js';
 import type { Capability } from '../tool/capability.js';
 import type { Tool } from '../tool/define-tool.js';
+import type { ChildOutcome } from '../core/run-outcome.js';
 import type { ChildAgent, ChildResponse, ChildRunOptions } from './child.js';
 import { DELEGATION_CAPABILITY } from './delegation-capability.js';
+import { isFramedChild, type FramedChild, type Placement } from './framed-child.js';
+import { runWrapped } from './wrapped-child.js';
 
 interface FacadeLike {
   run(prompt: string, options?: object): Promise<unknown>;
@@ -24,7 +27,7 @@ interface ResultLike {
  * not assumed: an agent that could itself delegate, wrapped here, would hide a chain the
  * parent's depth ceiling cannot see, so it is refused.
  */
-export class FacadeChild implements ChildAgent {
+export class FacadeChild implements ChildAgent, FramedChild {
   private readonly agent: FacadeLike;
   /**
    * The wrapped agent's tools and capabilities, visible through the adapter so the roster's
@@ -56,10 +59,15 @@ export class FacadeChild implements ChildAgent {
   }
 
   /**
-   * Runs the facade on the task alone. A symfonic facade's run takes its place in the tree from
-   * the runtime (lineage, scope, ledger), so its spans and spend join the parent's; any other
-   * object is called as it is, and its result translated, its usage checked by the delegator.
+   * The child door. A symfonic facade opens its own (its run takes its place in the tree:
+   * lineage, scope, ledger, so its spans and spend join the parent's); any other object is called
+   * through `run`, its result translated and its usage checked by the delegator.
    */
+  runInFrame(task: string, placement: Placement): Promise<ChildOutcome> {
+    return isFramedChild(this.agent) ? this.agent.runInFrame(task, placement) : runWrapped(this, task, placement);
+  }
+
+  /** Runs the facade on the task alone, and translates its result into a child's answer. */
   async run(task: string, options: ChildRunOptions): Promise<ChildResponse> {
     const started = performance.now();
     const result = ((await this.agent.run(task)) ?? {}) as ResultLike;
@@ -79,7 +87,7 @@ export class FacadeChild implements ChildAgent {
     };
     // Reported as given: the delegator checks it like any usage from outside its own accounting.
     if (usage !== undefined) response.usage = response.totalUsage = usage;
-    if (result.output !== undefined) response.output = response.structured = result.output;
+    if (result.output !== undefined) response.output = result.output;
     return response;
   }
 }

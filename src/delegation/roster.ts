@@ -1,12 +1,15 @@
 import { context as otelContext } from '@opentelemetry/api';
 import type { ZodType } from 'zod';
 import { ConfigurationError, DuplicateChildError, UnknownChildError } from '../core/errors.js';
-import { HandOff, isFrameRunner, RUN_IN_FRAME, withHandOff } from '../core/frame-handoff.js';
 import { newRunId } from '../core/ids.js';
-import { frameFrom, freezeFrame, type RunFrame } from '../core/run-frame.js';
+import { frameFrom, type RunFrame } from '../core/run-frame.js';
+import { RunFailure, type ChildOutcome } from '../core/run-outcome.js';
 import { makeScope, type Scope } from '../core/scope.js';
 import { NAME_PATTERN } from '../tool/define-tool.js';
-import type { ChildAgent, ChildResponse, ChildRunOptions } from './child.js';
+import type { ChildAgent } from './child.js';
+import { foreignSpent } from './child-answer.js';
+import { isFramedChild, type Placement } from './framed-child.js';
+import { runWrapped } from './wrapped-child.js';
 import { assertNoWriteSurface } from './write-surface.js';
 
 export interface RosterEntry {
@@ -26,7 +29,7 @@ export interface ChildDefinition {
   whenToUse: string | null;
 }
 
-/** Lineage for a child started by hand, through `roster.run`. Delegation passes a frame instead. */
+/** Lineage for a child started by hand, through `roster.run`. Delegation passes a placement instead. */
 export interface RosterRunOptions {
   scope?: Scope;
   depth?: number;
@@ -36,25 +39,6 @@ export interface RosterRunOptions {
   signal?: AbortSignal;
   /** The tree's depth ceiling, handed to the child so its own delegations respect it. */
   maxAgentDepth?: number;
-}
-
-/** A child started: its answer to come, and the hand-off its run takes (to read its receipt after). */
-export interface StartedChild {
-  readonly running: Promise<ChildResponse | { text: string }>;
-  readonly handOff: HandOff;
-}
-
-/** What a child run is told in plain fields: its frame, for children outside symfonic. */
-function childOptions(frame: RunFrame): ChildRunOptions {
-  // Optional fields are assigned, not spread in: V8 copies `...(cond ? {…} : {})` on a slow path.
-  const o: ChildRunOptions = { runId: frame.runId, rootRunId: frame.rootRunId, agentDepth: frame.depth };
-  if (frame.parentRunId !== null) o.parentRunId = frame.parentRunId;
-  if (frame.scope !== undefined) o.scope = frame.scope;
-  if (frame.signal !== undefined) o.signal = frame.signal;
-  if (frame.traceContext !== undefined) o.parentContext = frame.traceContext;
-  if (frame.maxDepth !== undefined) o.maxAgentDepth = frame.maxDepth;
-  if (frame.deadline !== undefined) o.deadline = frame.deadline;
-  return o;
 }
 
 function frameFromOptions(options: RosterRunOptions): RunFrame {
@@ -69,7 +53,7 @@ function frameFromOptions(options: RosterRunOptions): RunFrame {
     depth: options.depth ?? 1,
     maxDepth: options.maxAgentDepth,
     scope: options.scope,
-    signal: options.signal,
+    ...(options.signal !== undefined ? { signal: options.signal } : {}),
     traceContext: otelContext.active(),
   });
 }
@@ -146,30 +130,28 @@ export class DelegationRoster {
    * UnknownChildError for a name it does not hold, and the child's own error untouched. Turning
    * failures into text the model reads is policy, and lives one layer up in DelegationTools.
    */
-  async run(name: string, task: unknown, options: RosterRunOptions = {}): Promise<ChildResponse | { text: string }> {
-    return this.start(name, taskText(task), frameFromOptions(options), undefined).running;
+  async run(name: string, task: unknown, options: RosterRunOptions = {}): Promise<ChildOutcome> {
+    try {
+      return await this.start(name, taskText(task), { frame: frameFromOptions(options), accounting: undefined, outputType: this.find(name)?.outputType });
+    } catch (error) {
+      throw error instanceof RunFailure ? error.error : error;
+    }
   }
 
   /**
-   * Starts child `name` in `frame`: the child's run takes the frame (and, if it has no ledger of
-   * its own, `accounting`) from the runtime rather than from its options.
+   * Starts child `name` in `placement`: through the child door when the child opens one, else
+   * through the wrapped-child adapter. Rejects with a RunFailure carrying what the child spent.
    */
-  start(name: string, task: string, frame: RunFrame, accounting: unknown): StartedChild {
+  start(name: string, task: string, placement: Placement): Promise<ChildOutcome> {
     const entry = this.byName.get(name);
-    if (!entry) throw new UnknownChildError(name, this.names);
-    if (frame.scope === undefined && this.defaultScope !== undefined) frame = freezeFrame({ ...frame, scope: this.defaultScope });
-    const handOff = new HandOff(frame, accounting, entry.outputType);
+    if (!entry) return Promise.reject(new UnknownChildError(name, this.names));
+    const frame = placement.frame;
+    if (frame.scope === undefined && this.defaultScope !== undefined) placement = { ...placement, frame: Object.freeze({ ...frame, scope: this.defaultScope }) };
     const agent = entry.agent;
-    const call = isFrameRunner(agent)
-      ? () => agent[RUN_IN_FRAME](task, handOff) as Promise<ChildResponse>
-      : () => withHandOff(handOff, () => agent.run(task, childOptions(frame)));
-    // The child also starts inside the parent context, for children that read the active context.
-    let running: Promise<ChildResponse | { text: string }>;
     try {
-      running = Promise.resolve(frame.traceContext ? otelContext.with(frame.traceContext, call) : call());
+      return isFramedChild(agent) ? agent.runInFrame(task, placement) : runWrapped(agent, task, placement);
     } catch (error) {
-      running = Promise.reject(error);
+      return Promise.reject(new RunFailure(error, foreignSpent(frame.runId, task, '')));
     }
-    return { running, handOff };
   }
 }

@@ -1,19 +1,19 @@
 import { z, type ZodType } from 'zod';
-import { NEVER_ABORTS, raceAbort } from '../core/abort.js';
+import { childSignal, NEVER_ABORTS, raceAbort } from '../core/signals.js';
 import { DEFAULTS } from '../core/defaults.js';
 import { refuseUnknownKeys } from '../core/options.js';
 import { BudgetExceededError, ConfigurationError, UnknownChildError, abortErrorFrom, failsTheRun, isAbortError } from '../core/errors.js';
 import { newRunId } from '../core/ids.js';
 import { childFrame, frameFrom, type RunFrame } from '../core/run-frame.js';
+import { RunFailure, type ChildOutcome } from '../core/run-outcome.js';
 import { ATTR } from '../observability/attributes.js';
 import { defineTool, type Tool } from '../tool/define-tool.js';
 import type { DelegationCallContext } from './call-context.js';
-import { answerText, childSpend, failedChildSpend } from './child-answer.js';
+import { answerText } from './child-answer.js';
 import { DelegationContext } from './context.js';
 import { DelegationCall, Refusal } from './delegation-call.js';
 import { DepthPolicy } from './depth.js';
-import { linkedSignal } from './linked-signal.js';
-import { taskText, type DelegationRoster, type StartedChild } from './roster.js';
+import { taskText, type DelegationRoster } from './roster.js';
 
 export type { DelegationCallContext } from './call-context.js';
 
@@ -166,24 +166,28 @@ export class DelegationTools {
     this.context.recordStart(ctx.runId, name);
     call.childRunId = childRunId;
     ctx.events?.emit({ type: 'delegation.started', child: name, childRunId });
-    const link = linkedSignal(ctx.signal, this.childTimeoutMs);
-    let started: StartedChild | undefined;
+    const signal = childSignal(ctx.signal, this.childTimeoutMs);
+    const outputType = this.roster.find(name)!.outputType;
+    let running: Promise<ChildOutcome> | undefined;
     try {
-      const child = childFrame(frame, { runId: childRunId, signal: link.signal, traceContext: ctx.traceContext, maxDepth: ceiling, timeoutMs: this.childTimeoutMs });
-      started = this.roster.start(name, task, child, ctx.account?.accounting);
+      const child = childFrame(frame, { runId: childRunId, signal: signal.signal, traceContext: ctx.traceContext, maxDepth: ceiling, timeoutMs: this.childTimeoutMs });
+      running = this.roster.start(name, task, { frame: child, accounting: ctx.account?.accounting, outputType });
       // Raced, because a child that ignores its signal must still be let go at its timeout.
-      const response = await raceAbort(started.running, link.signal, `sub-agent "${name}"`);
-      const text = answerText(name, response, this.roster.find(name)!.outputType);
-      ctx.account?.absorbChild(childSpend(childRunId, task, text, response, started.handOff));
+      const outcome = await raceAbort(running, signal.signal, `sub-agent "${name}"`);
+      const text = answerText(outcome, outputType);
+      ctx.account?.absorbChild(outcome);
       return call.finish(text);
     } catch (error) {
-      // A child that failed after spending in a ledger of its own still spent.
-      if (started) absorbFailedChild(ctx, childRunId, started, error);
+      if (error instanceof RunFailure) ctx.account?.absorbChild(error.spent);
+      // Let go at its timeout or on its parent's abort, the child may still be running: what it
+      // spent is taken in when it ends, into whatever of its tree and tenant is still there.
+      else if (running !== undefined) absorbLater(ctx, running);
+      const cause = error instanceof RunFailure ? error.error : error;
       if (ctx.signal.aborted) throw abortErrorFrom(ctx.signal);
-      if (failsTheRun(error)) throw error;
-      return call.finish(this.refusalFor(name, error, link.timedOut));
+      if (failsTheRun(cause)) throw cause;
+      return call.finish(this.refusalFor(name, cause, signal.timedOut));
     } finally {
-      link.dispose();
+      signal.dispose();
       release();
     }
   }
@@ -205,22 +209,16 @@ export class DelegationTools {
   }
 }
 
-/**
- * Takes in what a failed child spent. A child let go at its timeout, or on its parent's abort,
- * may not have closed yet: its spend is taken in when it does, into whatever of its tree and
- * tenant is still there to receive it.
- */
-function absorbFailedChild(ctx: DelegationCallContext, childRunId: string, started: StartedChild, error: unknown): void {
+/** What a child let go before it ended spends, taken in when it does end, however it ends. */
+function absorbLater(ctx: DelegationCallContext, running: Promise<ChildOutcome>): void {
   const account = ctx.account;
   if (account === undefined) return;
-  const spent = failedChildSpend(childRunId, started.handOff, error);
-  if (spent) return account.absorbChild(spent);
-  if (!started.handOff.taken || started.handOff.figures !== undefined) return;
-  const later = () => {
-    const s = failedChildSpend(childRunId, started.handOff, undefined);
-    if (s) account.absorbChild(s);
-  };
-  started.running.then(later, later);
+  running.then(
+    (outcome) => account.absorbChild(outcome),
+    (error: unknown) => {
+      if (error instanceof RunFailure) account.absorbChild(error.spent);
+    },
+  );
 }
 
 /** The frame of a run that called run_agent without one (tools composed by hand, outside the loop). */

@@ -4,7 +4,7 @@
  * a pause or a body read is under way. A JSON answer is read whole; a stream is handed over once
  * its first bytes arrive, because a call can only be retried before the caller has seen any of it.
  */
-import { abortableSleep } from '../core/abort.js';
+import { abortableSleep } from '../core/signals.js';
 import { abortErrorFrom } from '../core/errors.js';
 import { bodySnippet, failureForStatus, networkFailure, timeoutFailure, type Failure } from './http-failure.js';
 import { providerError, type HttpTarget } from './http-target.js';

@@ -2,8 +2,4 @@
 export { serveAgent, type ServedAgent } from './serve-agent.js';
 export type { ServeAgentOptions } from './serve-options.js';
 export type { Principal, Authenticate, IncomingRequest } from './principal.js';
-export { remoteChild, RemoteChildAgent, type RemoteChildOptions, type RemoteChildResponse } from './remote-child.js';
-export { RemoteAgentError } from './remote-error.js';
-export type { UsageReport } from './usage-report.js';
-export type { RemoteFailure } from './outcome.js';
-export { BAGGAGE as REMOTE_BAGGAGE, USAGE_KEY as REMOTE_USAGE_KEY, ERROR_KEY as REMOTE_ERROR_KEY } from './wire.js';
+export { remoteChild, type RemoteChildOptions } from './remote-child.js';

@@ -1,4 +1,5 @@
 import { BudgetExceededError, isAbortError, type BudgetRefusal } from '../core/errors.js';
+import { RunFailure } from '../core/run-outcome.js';
 
 /**
  * Why a served run did not answer, in the delegation layer's outcome terms, as it travels under
@@ -9,7 +10,8 @@ export type RemoteFailure =
   | { type: 'aborted'; message: string; name: 'AbortError' | 'TimeoutError' }
   | { type: 'child_error'; message: string; name: string };
 
-export function failureOf(error: unknown): RemoteFailure {
+export function failureOf(failed: unknown): RemoteFailure {
+  const error = failed instanceof RunFailure ? failed.error : failed;
   if (error instanceof BudgetExceededError) {
     const { tenantId, limitName, limit, spent, reserved, requested, message } = error;
     return { type: 'budget_exceeded', message, tenantId, limitName, limit, spent, reserved, requested };

@@ -1,6 +1,6 @@
 import type { Message, Part, Task } from '@a2a-js/sdk';
 import { AbortError, BudgetExceededError } from '../core/errors.js';
-import { attachSpent } from '../core/spent.js';
+import { RunFailure } from '../core/run-outcome.js';
 import { RemoteAgentError } from './remote-error.js';
 import { absorbedUsage } from './usage-report.js';
 import { ERROR_KEY, USAGE_KEY } from './wire.js';
@@ -44,10 +44,8 @@ function budgetRefusal(failure: Record<string, unknown>): BudgetExceededError | 
 function failedTask(name: string, task: Task): Error {
   const error = failureError(name, task);
   const report = task.metadata?.[USAGE_KEY] === undefined ? undefined : absorbedUsage(task.metadata, '', '');
-  if (report !== undefined && report.runId !== undefined) {
-    attachSpent(error, { runId: report.runId, total: report.totalUsage, totalCostUsd: report.totalCostUsd, receipt: report.receipt });
-  }
-  return error;
+  if (report === undefined || report.runId === undefined) return error;
+  return new RunFailure(error, { runId: report.runId, totalUsage: report.totalUsage, totalCostUsd: report.totalCostUsd, accounting: report.receipt });
 }
 
 function failureError(name: string, task: Task): Error {

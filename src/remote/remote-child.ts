@@ -3,9 +3,13 @@ import type { Message, Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { z, type ZodType } from 'zod';
 import { BudgetExceededError, ConfigurationError, abortErrorFrom, isAbortError } from '../core/errors.js';
+import { RunFailure, type ChildOutcome, type Receipt } from '../core/run-outcome.js';
 import type { Usage } from '../core/usage.js';
 import type { ChildAgent, ChildResponse, ChildRunOptions } from '../delegation/child.js';
+import { foreignSpent } from '../delegation/child-answer.js';
+import type { FramedChild, Placement } from '../delegation/framed-child.js';
 import { SubAgent } from '../delegation/sub-agent.js';
+import { childRunOptions } from '../delegation/wrapped-child.js';
 import { outgoingHeaders } from './outgoing-headers.js';
 import { remoteAnswer, type RemoteAnswer } from './remote-answer.js';
 import { PLAIN_HEADERS, lowerCased, plainAnswer, plainEndpoint, plainRequest, type PlainEndpoint } from './plain-call.js';
@@ -33,8 +37,8 @@ export interface RemoteChildResponse extends ChildResponse {
   finalResponse: string;
   totalUsage: Usage;
   totalCostUsd: number | null;
-  /** The remote's receipt (its ledger and budget store ids), when it is a symfonic agent. */
-  accounting?: { ledger: string; store: string | null };
+  /** The remote's receipt (its ledger and budget store ids, its tenant), when it is a symfonic agent. */
+  accounting?: Receipt;
   output?: unknown;
 }
 
@@ -59,7 +63,7 @@ interface Connected {
 }
 
 /** A child that runs in another process, reached over A2A's JSON-RPC binding. */
-export class RemoteChildAgent implements ChildAgent {
+export class RemoteChildAgent implements ChildAgent, FramedChild {
   private client: Promise<Connected> | undefined;
   private readonly http = new NodeFetch();
   private readonly plainHeaders: Readonly<Record<string, string>>;
@@ -108,6 +112,22 @@ export class RemoteChildAgent implements ChildAgent {
     return this.client;
   }
 
+  /**
+   * The child door: the call carries the frame as W3C headers, and the answer (or the failed
+   * task) comes back as the child's outcome, charged under the run id this side gave the child.
+   */
+  async runInFrame(task: string, placement: Placement): Promise<ChildOutcome> {
+    const runId = placement.frame.runId;
+    try {
+      const r = await this.run(task, childRunOptions(placement.frame));
+      return { runId, finalResponse: r.finalResponse, totalUsage: r.totalUsage, totalCostUsd: r.totalCostUsd, accounting: r.accounting };
+    } catch (error) {
+      if (error instanceof RunFailure) throw new RunFailure(error.error, { ...error.spent, runId });
+      // No report of what the remote spent: estimated from the task, never 0.
+      throw new RunFailure(error, foreignSpent(runId, task, ''));
+    }
+  }
+
   async run(task: string, options: ChildRunOptions): Promise<RemoteChildResponse> {
     const name = this.options.name;
     const timeout = this.options.timeoutMs === undefined ? undefined : AbortSignal.timeout(this.options.timeoutMs);
@@ -127,7 +147,7 @@ export class RemoteChildAgent implements ChildAgent {
     } catch (error) {
       if (options.signal?.aborted) throw abortErrorFrom(options.signal, `remote agent "${name}"`);
       if (timeout?.aborted) throw Object.assign(new RemoteAgentError(name, `no answer within ${this.options.timeoutMs} ms; the call was cancelled`, { cause: error }), { name: 'TimeoutError' });
-      if (isAbortError(error) || error instanceof BudgetExceededError || error instanceof RemoteAgentError) throw error;
+      if (isAbortError(error) || error instanceof BudgetExceededError || error instanceof RemoteAgentError || error instanceof RunFailure) throw error;
       throw new RemoteAgentError(name, error instanceof Error ? error.message : String(error), { cause: error });
     }
     const usage = absorbedUsage(answer.metadata, task, answer.text);

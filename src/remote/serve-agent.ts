@@ -5,7 +5,6 @@ import type { TextMapPropagator } from '@opentelemetry/api';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
 import type { RunOptions } from '../agent/run-options.js';
 import type { SymfonicAgent } from '../agent/symfonic-agent.js';
-import { markInternal } from '../core/abort.js';
 import { AbortError } from '../core/errors.js';
 import { agentCard } from './agent-card.js';
 import { readBody, sendError, sendJson, sendRaw } from './http-io.js';
@@ -16,6 +15,7 @@ import { servedFrame } from './served-frame.js';
 import { SERVED_FAILURE, SERVED_RUN, ServedAgentExecutor } from './served-executor.js';
 import { plainReply, plainSend } from './plain-send.js';
 import { usageReport } from './usage-report.js';
+import { runServed } from './served-run.js';
 import { RecentTaskStore } from './task-store.js';
 import { AGENT_CARD_PATH, USAGE_KEY } from './wire.js';
 
@@ -111,9 +111,6 @@ class Served {
     runOptions: Omit<RunOptions, 'signal'>,
   ): Promise<void> {
     const controller = new AbortController();
-    // The run's own signal, as a run's or a child's is: the run listens on it directly instead of
-    // forwarding it to one more controller of its own.
-    markInternal(controller.signal);
     this.inFlight.add(controller);
     // The caller hanging up is the abort that crosses the wire: its run is stopped, not orphaned.
     const onClose = () => {
@@ -129,7 +126,7 @@ class Served {
       const plain = rpc === undefined ? undefined : plainSend(rpc);
       if (plain !== undefined) {
         try {
-          const response = await this.agent.run(plain.task, options);
+          const response = await runServed(this.agent, plain.task, options);
           return sendRaw(res, plainReply(plain.id, randomUUID(), plain.contextId || randomUUID(), response.finalResponse, { [USAGE_KEY]: usageReport(response) }));
         } catch (error) {
           // The SDK spells the failed task and keeps it for GetTask; the executor publishes this error.

@@ -7,6 +7,7 @@ import { failureOf, type RemoteFailure } from './outcome.js';
 import type { ServerSdk } from './sdk.js';
 import { spentReport, usageReport, type UsageReport } from './usage-report.js';
 import { ERROR_KEY, USAGE_KEY } from './wire.js';
+import { runServed } from './served-run.js';
 
 /** Where the HTTP layer leaves a request's run options for the executor, in the call context. */
 export const SERVED_RUN = 'symfonic.servedRun';
@@ -52,7 +53,7 @@ export class ServedAgentExecutor implements AgentExecutor {
       return;
     }
     try {
-      const response = await this.agent.run(task, options);
+      const response = await runServed(this.agent, task, options);
       const report = usageReport(response);
       bus.publish(this.sdk.server.AgentEvent.message(this.reply(rc, [textPart(response.finalResponse)], { [USAGE_KEY]: report })));
     } catch (error) {

@@ -1,6 +1,5 @@
 import type { AgentResponse } from '../agent/agent-response.js';
-import { spentOf } from '../core/spent.js';
-import { readReceipt } from '../core/frame-handoff.js';
+import { readReceipt, RunFailure, type Receipt } from '../core/run-outcome.js';
 import { estimatedUsage, soundCost, soundUsage, type Usage } from '../core/usage.js';
 import { USAGE_KEY } from './wire.js';
 
@@ -18,6 +17,8 @@ export interface UsageReport {
    */
   ledger?: string;
   store?: string | null;
+  /** The tenant the served run's spend was charged to in that store. */
+  tenantId?: string | null;
 }
 
 export function usageReport(response: AgentResponse): UsageReport {
@@ -29,6 +30,7 @@ export function usageReport(response: AgentResponse): UsageReport {
     totalCostUsd: response.totalCostUsd,
     ledger: response.accounting.ledger,
     store: response.accounting.store,
+    tenantId: response.accounting.tenantId,
   };
 }
 
@@ -37,12 +39,13 @@ export function usageReport(response: AgentResponse): UsageReport {
  * reports its usage, so the caller's ledger and store take it in rather than lose it.
  */
 export function spentReport(error: unknown): UsageReport | undefined {
-  const spent = spentOf(error);
-  if (spent === undefined) return undefined;
-  const report: UsageReport = { runId: spent.runId, usage: spent.total, totalUsage: spent.total, costUsd: null, totalCostUsd: spent.totalCostUsd };
-  if (spent.receipt !== undefined) {
-    report.ledger = spent.receipt.ledger;
-    report.store = spent.receipt.store;
+  if (!(error instanceof RunFailure)) return undefined;
+  const spent = error.spent;
+  const report: UsageReport = { runId: spent.runId, usage: spent.totalUsage, totalUsage: spent.totalUsage, costUsd: null, totalCostUsd: spent.totalCostUsd };
+  if (spent.accounting !== undefined) {
+    report.ledger = spent.accounting.ledger;
+    report.store = spent.accounting.store;
+    report.tenantId = spent.accounting.tenantId;
   }
   return report;
 }
@@ -52,7 +55,7 @@ export interface AbsorbedUsage {
   totalUsage: Usage;
   totalCostUsd: number | null;
   /** The remote's receipt, when it reported one: the caller skips charging a store it shares. */
-  receipt: { ledger: string; store: string | null } | undefined;
+  receipt: Receipt | undefined;
 }
 
 /**
@@ -76,6 +79,6 @@ export function absorbedUsage(metadata: unknown, task: string, answer: string): 
     runId: typeof report.runId === 'string' ? report.runId : undefined,
     totalUsage,
     totalCostUsd: soundCost(report.totalCostUsd),
-    receipt: readReceipt(report.ledger, report.store),
+    receipt: readReceipt(report),
   };
 }

@@ -1,5 +1,6 @@
-import { abortableSleep } from '../core/abort.js';
-import { abortErrorFrom, ConfigurationError, TestKitError } from '../core/errors.js';
+import { abortableSleep } from '../core/signals.js';
+import { abortErrorFrom, ConfigurationError } from '../core/errors.js';
+import { TestKitError } from './test-kit-error.js';
 import { isPromise } from '../core/promise.js';
 import type { Usage } from '../core/usage.js';
 import type { ModelOverrides, ModelProvider, ModelRequest, ModelResponse, ModelStreamChunk, ToolCall } from '../model/types.js';

@@ -1,9 +1,9 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { DelegationCapability } from '../../src/delegation/delegation-capability.js';
 import {
   ConfigurationError,
-  DelegationCapability,
   DelegationContext,
   DelegationRoster,
   DelegationTools,

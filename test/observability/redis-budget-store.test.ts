@@ -95,7 +95,7 @@ describe('loading', () => {
     expect(source).not.toMatch(/^import (?!type )[^;]*from 'ioredis'/m);
     const script = `
       import { createRequire } from 'node:module';
-      const { RedisBudgetStore } = await import('./dist/observability/redis-budget-store.js');
+      const { RedisBudgetStore } = await import('./dist/budget/redis/redis-budget-store.js');
       new RedisBudgetStore({ redis: 'redis://127.0.0.1:1/0' });
       const cache = createRequire(import.meta.url).cache;
       process.stdout.write(String(Object.keys(cache).some((k) => k.includes('/node_modules/ioredis/'))));`;

@@ -7,9 +7,8 @@
 import { ProxyTracerProvider, trace, type Span, type Tracer, type TracerProvider } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { expect } from 'vitest';
+import { DELEGATION_CAPABILITY, DelegationCapability } from '../../src/delegation/delegation-capability.js';
 import {
-  DELEGATION_CAPABILITY,
-  DelegationCapability,
   InMemoryBudgetStore,
   MetricsCollector,
   SymfonicAgent,

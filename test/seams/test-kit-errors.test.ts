@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { SubAgent, SubAgentSpec, SymfonicAgent, TestKitError, defineTool } from '../../src/index.js';
+import { SubAgent, SubAgentSpec, SymfonicAgent, defineTool } from '../../src/index.js';
+import { TestKitError } from '../../src/testing/index.js';
 import { ScriptError, scriptedModel } from '../../src/testing/index.js';
 import { callsThenAnswer, runAgent } from '../delegation/helpers.js';
 

@@ -1,5 +1,5 @@
-import { ATTR } from './attributes.js';
-import type { CallOutcome } from '../accounting/accounting.js';
+import { ATTR } from '../observability/attributes.js';
+import type { CallTicket, CallEnd } from './accounting.js';
 
 /** Metric attributes shared by every call on one provider and model pair. */
 export interface CallAttributes {
@@ -19,37 +19,40 @@ export class CallAttributeCache {
   private readonly sets = new Map<string, CallAttributes>();
   private last: { providerName: string; requestModel: string; responseModel: string | undefined; attributes: CallAttributes } | undefined;
 
-  get(outcome: CallOutcome): CallAttributes {
+  get(ticket: CallTicket, ended: CallEnd): CallAttributes {
+    const providerName = ticket.call.providerName;
+    const requestModel = ticket.call.modelName;
+    const responseModel = ended.responseModel;
     // Most processes call one model over and over: the last set answers without a key string.
     const last = this.last;
-    if (last !== undefined && last.providerName === outcome.providerName && last.requestModel === outcome.requestModel && last.responseModel === outcome.responseModel) {
+    if (last !== undefined && last.providerName === providerName && last.requestModel === requestModel && last.responseModel === responseModel) {
       return last.attributes;
     }
-    const key = outcome.providerName + '\u0000' + outcome.requestModel + (outcome.responseModel === undefined ? '\u0001' : '\u0000' + outcome.responseModel);
+    const key = providerName + '\u0000' + requestModel + (responseModel === undefined ? '\u0001' : '\u0000' + responseModel);
     let a = this.sets.get(key);
     if (a === undefined) {
       const duration: Record<string, string> = {
         [ATTR.operationName]: 'chat',
-        [ATTR.providerName]: outcome.providerName,
-        [ATTR.requestModel]: outcome.requestModel,
+        [ATTR.providerName]: providerName,
+        [ATTR.requestModel]: requestModel,
       };
-      if (outcome.responseModel !== undefined) duration[ATTR.responseModel] = outcome.responseModel;
+      if (responseModel !== undefined) duration[ATTR.responseModel] = responseModel;
       a = { duration, input: { ...duration, [ATTR.tokenType]: 'input' }, output: { ...duration, [ATTR.tokenType]: 'output' } };
       if (this.sets.size >= MAX_CACHED_ATTRIBUTE_SETS) this.sets.clear();
       this.sets.set(key, a);
     }
-    this.last = { providerName: outcome.providerName, requestModel: outcome.requestModel, responseModel: outcome.responseModel, attributes: a };
+    this.last = { providerName, requestModel, responseModel, attributes: a };
     return a;
   }
 }
 
 /** Attributes of a failed call: rare, so built each time. */
-export function failedCallAttributes(outcome: CallOutcome): Record<string, string> {
+export function failedCallAttributes(ticket: CallTicket, ended: CallEnd): Record<string, string> {
   const attrs: Record<string, string> = {
     [ATTR.operationName]: 'chat',
-    [ATTR.providerName]: outcome.providerName,
-    [ATTR.requestModel]: outcome.requestModel,
+    [ATTR.providerName]: ticket.call.providerName,
+    [ATTR.requestModel]: ticket.call.modelName,
   };
-  if (outcome.errorType !== undefined) attrs[ATTR.errorType] = outcome.errorType;
+  if (ended.errorType !== undefined) attrs[ATTR.errorType] = ended.errorType;
   return attrs;
 }

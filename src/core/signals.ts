@@ -1,0 +1,158 @@
+import { setMaxListeners } from 'node:events';
+import { abortErrorFrom } from './errors.js';
+
+/**
+ * Every way a run stops early, in one place: a signal that never aborts, the signal a root or a
+ * child owns (a caller's signal, a deadline, a child's time limit), and the race of a wait
+ * against a signal. A run suspended or ended leaves nothing here behind: every timer is cleared
+ * and every listener removed by `dispose`.
+ */
+
+/**
+ * A signal that never aborts, shared by every run given none: tools always get a signal, and a
+ * run without one pays for no controller and no listeners.
+ */
+export const NEVER_ABORTS: AbortSignal = new AbortController().signal;
+// Providers, tools and queued delegations of every unsignalled run in the process listen on this
+// one signal and remove their listeners when done; past ten at once Node would print a
+// "possible memory leak" warning about a signal that can never fire.
+setMaxListeners(0, NEVER_ABORTS);
+
+/** The signal a run (or a child) listens on, and how to let go of what it holds. */
+export interface OwnedSignal {
+  readonly signal: AbortSignal;
+  /** True once the time limit (deadline or child timeout) fired. */
+  readonly timedOut: boolean;
+  /** Aborts the signal (a stream whose consumer left); a no-op on a signal this handle does not own. */
+  abort(reason: unknown): void;
+  /** Removes the listener on the parent and clears the timer. Idempotent. */
+  dispose(): void;
+}
+
+const FREE: OwnedSignal = Object.freeze({ signal: NEVER_ABORTS, timedOut: false, abort() {}, dispose() {} });
+
+/** The longest delay Node's timers keep (2^31 − 1 ms): a limit further off sets no timer. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * A signal of symfonic's own that follows `parent` and fires at `after` ms from now. One
+ * listener on the parent (a caller's signal is not ours to load with one listener per wait), one
+ * timer, both gone on dispose.
+ */
+class LinkedSignal implements OwnedSignal {
+  private readonly controller = new AbortController();
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  timedOut = false;
+
+  constructor(
+    private readonly parent: AbortSignal | undefined,
+    after: number | undefined,
+    timeoutReason: () => Error,
+  ) {
+    // Every concurrent wait of a run (tools, children, the model) listens here: lift Node's warning at eleven.
+    setMaxListeners(0, this.controller.signal);
+    if (parent !== undefined && parent !== NEVER_ABORTS) {
+      if (parent.aborted) this.controller.abort(parent.reason);
+      else parent.addEventListener('abort', this.forward, { once: true });
+    }
+    if (after !== undefined && !this.controller.signal.aborted) {
+      if (after <= 0) this.fire(timeoutReason);
+      else if (after <= MAX_TIMER_MS) this.timer = setTimeout(() => this.fire(timeoutReason), after);
+    }
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  private readonly forward = (): void => this.controller.abort(this.parent!.reason);
+
+  private fire(reason: () => Error): void {
+    this.timedOut = true;
+    this.controller.abort(reason());
+  }
+
+  abort(reason: unknown): void {
+    this.controller.abort(reason);
+  }
+
+  dispose(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.parent?.removeEventListener('abort', this.forward);
+  }
+}
+
+const deadlineReason = () => new DOMException('the deadline has passed', 'TimeoutError');
+
+/**
+ * A root run's signal: the caller's, joined with its deadline (epoch ms). A run with neither
+ * shares NEVER_ABORTS; `abortable` asks for a signal of its own even then (a stream aborts its
+ * run when its consumer leaves).
+ */
+export function rootSignal(given: AbortSignal | undefined, deadline: number | undefined, abortable = false): OwnedSignal {
+  if ((given === undefined || given === NEVER_ABORTS) && deadline === undefined && !abortable) return FREE;
+  return new LinkedSignal(given, deadline === undefined ? undefined : deadline - Date.now(), deadlineReason);
+}
+
+/**
+ * A child's signal: its delegator's run signal, plus the child's own time limit. Without a limit
+ * the child shares its delegator's signal, which is already symfonic's own: no controller a hop.
+ */
+export function childSignal(parent: AbortSignal, timeoutMs: number | undefined): OwnedSignal {
+  if (timeoutMs === undefined) return parent === NEVER_ABORTS ? FREE : { signal: parent, timedOut: false, abort() {}, dispose() {} };
+  return new LinkedSignal(parent, timeoutMs, () => {
+    const reason = new Error(`the sub-agent did not finish within ${timeoutMs} ms`);
+    reason.name = 'TimeoutError';
+    return reason;
+  });
+}
+
+/**
+ * Settles with `promise`, or rejects as soon as `signal` aborts, whichever comes first. For work
+ * that may ignore its signal (a provider, a tool, a child): the caller stops waiting at once,
+ * and a late rejection of the abandoned promise is swallowed rather than left unhandled.
+ */
+export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal, what: string): Promise<T> {
+  if (signal === NEVER_ABORTS) return promise;
+  if (signal.aborted) {
+    promise.catch(() => undefined);
+    return Promise.reject(abortErrorFrom(signal, what));
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => {
+      promise.catch(() => undefined);
+      reject(abortErrorFrom(signal, what));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}
+
+/** A pause that an abort cuts short, rejecting with an AbortError. */
+export function abortableSleep(ms: number, signal?: AbortSignal, what = 'the model call'): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(abortErrorFrom(signal, what));
+      return;
+    }
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(abortErrorFrom(signal!, what));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -1,0 +1,32 @@
+import type { ZodType } from 'zod';
+import type { Accounting } from '../accounting/accounting.js';
+import type { RunFrame } from '../core/run-frame.js';
+import type { ChildOutcome } from '../core/run-outcome.js';
+
+/**
+ * Where a child run stands before it starts, as its delegator decided it: the frame the runtime
+ * derived (never the child's own choice), the ledger it accounts in when it has none of its own,
+ * and the structure the delegator wants back.
+ */
+export interface Placement {
+  readonly frame: RunFrame;
+  /** The delegator's ledger: where a child with no ledger of its own opens its account. */
+  readonly accounting: Accounting | undefined;
+  /** What the delegator asks back: the child's model is asked for it and its answer validated. */
+  readonly outputType: ZodType | undefined;
+}
+
+/**
+ * The door delegation opens to a child it can place directly: run this task in this placement,
+ * answer an outcome (the answer and what was spent), or reject with a RunFailure carrying what
+ * was spent. Both agent classes and remote children implement it. Children that do not (a
+ * wrapper of the user's around an agent, an adapter) are started through the wrapped-child
+ * adapter instead (wrapped-child.ts).
+ */
+export interface FramedChild {
+  runInFrame(task: string, placement: Placement): Promise<ChildOutcome>;
+}
+
+export function isFramedChild(agent: unknown): agent is FramedChild {
+  return typeof (agent as Partial<FramedChild> | null)?.runInFrame === 'function';
+}

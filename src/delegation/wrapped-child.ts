@@ -1,0 +1,77 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { context as otelContext } from '@opentelemetry/api';
+import { RunFailure, type ChildOutcome, type Spent } from '../core/run-outcome.js';
+import type { RunFrame } from '../core/run-frame.js';
+import { NEVER_ABORTS } from '../core/signals.js';
+import type { ChildAgent, ChildRunOptions } from './child.js';
+import { foreignOutcome, foreignSpent } from './child-answer.js';
+import type { Placement } from './framed-child.js';
+
+/**
+ * The one adapter for children that do not open the child door: a wrapper of the user's around
+ * a symfonic agent (`run: (task) => inner.run(task)`), an adapter, a foreign agent. Such a child
+ * is called with plain options and may drop them or pass its own (another tenant's scope, no
+ * lineage); a symfonic run inside it cannot be handed its frame directly, since the wrapper's
+ * code stands between. So the placement waits in an AsyncLocalStorage store around the call, and
+ * the first symfonic run that starts inside it takes the placement as its own, whatever options
+ * it was passed: the wrapper cannot move it to another tenant or out of the tree. The inner
+ * run's figures come back through `report`, because the wrapper need not return them.
+ *
+ * AsyncLocalStorage turns on Node's promise hooks for the whole process, which is why only this
+ * adapter uses it: a child that opens the door never pays for it.
+ */
+export class WrappedCall {
+  taken = false;
+  /** What the inner symfonic run spent, reported as it closed. */
+  private spent: Spent | undefined;
+
+  constructor(readonly placement: Placement) {}
+
+  report(spent: Spent): void {
+    this.spent = spent;
+  }
+
+  get reported(): Spent | undefined {
+    return this.spent;
+  }
+}
+
+const waiting = new AsyncLocalStorage<WrappedCall>();
+
+/** The wrapped call this async context descends from, if any (taken or not). */
+export function wrappedCall(): WrappedCall | undefined {
+  return waiting.getStore();
+}
+
+/** What a child outside symfonic is told in plain fields: its frame, spelled out. */
+export function childRunOptions(frame: RunFrame): ChildRunOptions {
+  // Optional fields are assigned, not spread in: V8 copies `...(cond ? {…} : {})` on a slow path.
+  const o: ChildRunOptions = { runId: frame.runId, rootRunId: frame.rootRunId, agentDepth: frame.depth };
+  if (frame.signal !== NEVER_ABORTS) o.signal = frame.signal;
+  if (frame.parentRunId !== null) o.parentRunId = frame.parentRunId;
+  if (frame.scope !== undefined) o.scope = frame.scope;
+  if (frame.traceContext !== undefined) o.parentContext = frame.traceContext;
+  if (frame.maxDepth !== undefined) o.maxAgentDepth = frame.maxDepth;
+  if (frame.deadline !== undefined) o.deadline = frame.deadline;
+  return o;
+}
+
+/**
+ * Runs a child that does not open the door, with its placement waiting for the first symfonic
+ * run inside it, and reads its reply as an outcome. Its failure rejects as a RunFailure with what
+ * was spent (the inner run's report, else what the error says, else nothing known).
+ */
+export async function runWrapped(agent: ChildAgent, task: string, placement: Placement): Promise<ChildOutcome> {
+  const call = new WrappedCall(placement);
+  const frame = placement.frame;
+  const start = () => waiting.run(call, () => agent.run(task, childRunOptions(frame)));
+  let reply: unknown;
+  try {
+    // The child also starts inside its trace context, for children that read the active context.
+    reply = await (frame.traceContext === undefined ? start() : otelContext.with(frame.traceContext, start));
+  } catch (error) {
+    if (error instanceof RunFailure) throw error;
+    throw new RunFailure(error, call.reported ?? foreignSpent(frame.runId, task, ''));
+  }
+  return foreignOutcome(frame.runId, task, reply, call.reported);
+}
