@@ -117,11 +117,13 @@ describe('DBOS Transact on the stack', () => {
     const client = await DBOSClient.create({ systemDatabaseUrl: url });
     try {
       const recorded = await poll(
-        async () => ((await client.listWorkflowSteps(`${id}/b`)) ?? []).map((s) => s.name).sort(),
-        (names) => names.join() === 'b:1,b:2',
+        async () => ({
+          a: (await client.getWorkflow(`${id}/a`))?.status,
+          b: ((await client.listWorkflowSteps(`${id}/b`)) ?? []).map((s) => s.name).sort(),
+        }),
+        (r) => r.a === 'SUCCESS' && r.b.join() === 'b:1,b:2',
       );
-      expect(recorded).toEqual(['b:1', 'b:2']);
-      expect((await client.getWorkflow(`${id}/a`))?.status).toBe('SUCCESS');
+      expect(recorded).toEqual({ a: 'SUCCESS', b: ['b:1', 'b:2'] });
     } finally {
       await client.destroy();
     }
