@@ -3,6 +3,7 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { POSTGRES_SUPERUSER, postgresBinDir } from './stack-postgres.mjs';
 
 export const JAEGER_MODULE_VERSION = 'v1.76.0'; // the Go module version of Jaeger v2.13.0
 export const REPO = resolve(fileURLToPath(new URL('..', import.meta.url)));
@@ -24,6 +25,7 @@ const OFFSETS = {
   jaegerHealth: 134,
   prometheus: 90,
   redis: 379,
+  postgres: 432,
 };
 
 function portBase(env) {
@@ -49,7 +51,10 @@ export function stackConfig(env = process.env) {
     SYMFONIC_STACK_JAEGER: `http://${at(ports.jaegerQueryHttp)}`,
     SYMFONIC_STACK_PROMETHEUS: `http://${at(ports.prometheus)}`,
     SYMFONIC_STACK_REDIS: `redis://${at(ports.redis)}`,
+    SYMFONIC_STACK_POSTGRES: `postgresql://${POSTGRES_SUPERUSER}@${at(ports.postgres)}/symfonic`,
   };
+  const pgBin = postgresBinDir(env);
+  const pgDir = join(stateDir, 'postgres');
   /** The services in start order; each is started, checked and stopped the same way. */
   const services = [
     {
@@ -108,6 +113,18 @@ export function stackConfig(env = process.env) {
       env: {},
       ports: [ports.redis],
       ready: { redis: { host, port: ports.redis } },
+    },
+    {
+      name: 'postgres',
+      what: 'PostgreSQL, data in .stack/postgres (the system database of durable runs on DBOS)',
+      command: pgBin ? join(pgBin, 'postgres') : 'postgres',
+      args: ['-D', join(pgDir, 'data'), '-k', join(pgDir, 'run'), '-h', host, '-p', String(ports.postgres), '-c', 'max_connections=200'],
+      env: {},
+      ports: [ports.postgres],
+      ready: { postgres: { host, port: ports.postgres, user: POSTGRES_SUPERUSER } },
+      // SIGINT is PostgreSQL's fast shutdown; SIGTERM would wait for every client to disconnect.
+      stopSignal: 'SIGINT',
+      postgres: { initdb: pgBin ? join(pgBin, 'initdb') : null, home: pgDir, dataDir: join(pgDir, 'data'), socketDir: join(pgDir, 'run') },
     },
   ];
   return { base, ports, host, cacheDir, stateDir, jaegerBin, urls, services, toolsDir: join(REPO, 'stack', 'jaeger-tools') };

@@ -7,6 +7,7 @@ import { createConnection, createServer } from 'node:net';
 import { delimiter, join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { REPO } from './stack-config.mjs';
+import { POSTGRES_MISSING, postgresReady, preparePostgres } from './stack-postgres.mjs';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const pidFile = (cfg, svc) => join(cfg.stateDir, 'pids', `${svc.name}.pid`);
@@ -94,7 +95,14 @@ function redisPong({ host, port }, timeoutMs = 1000) {
 }
 
 export function healthy(svc) {
-  return svc.ready.http ? httpOk(svc.ready.http) : redisPong(svc.ready.redis);
+  if (svc.ready.http) return httpOk(svc.ready.http);
+  return svc.ready.redis ? redisPong(svc.ready.redis) : postgresReady(svc.ready.postgres);
+}
+
+/** Where a service's health is checked, for messages. */
+function readyAt(svc) {
+  const r = svc.ready;
+  return r.http ?? (r.redis ? `redis ${r.redis.host}:${r.redis.port}` : `postgres ${r.postgres.host}:${r.postgres.port}`);
 }
 
 function portFree(host, port) {
@@ -132,7 +140,7 @@ export async function startService(cfg, svc, { readyTimeoutMs = 60_000 } = {}) {
   const existing = runningPid(cfg, svc);
   if (existing !== null) {
     if (await waitHealthy(svc, 10_000, existing)) return { pid: existing, started: false, ms: 0 };
-    throw new Error(`${svc.name} (pid ${existing}) runs but is not healthy at ${svc.ready.http ?? `redis ${svc.ready.redis.port}`}; 'npm run stack -- down' and try again. Log tail:\n${logTail(cfg, svc)}`);
+    throw new Error(`${svc.name} (pid ${existing}) runs but is not healthy at ${readyAt(svc)}; 'npm run stack -- down' and try again. Log tail:\n${logTail(cfg, svc)}`);
   }
   for (const port of svc.ports) {
     if (!(await portFree(cfg.host, port))) {
@@ -147,11 +155,19 @@ export async function startService(cfg, svc, { readyTimeoutMs = 60_000 } = {}) {
   if (svc.prometheus) renderPrometheusConfig(cfg, svc);
   const started = Date.now();
   const out = openSync(logFile(cfg, svc), 'a');
+  let runAs = null;
+  try {
+    if (svc.postgres) runAs = preparePostgres(svc, out).runAs;
+  } catch (error) {
+    closeSync(out);
+    throw error;
+  }
   const child = spawn(svc.command, svc.args, {
     cwd: cfg.stateDir,
     detached: true, // its own process group: a Ctrl-C in the terminal that ran `up` leaves it running
     stdio: ['ignore', out, out],
     env: { ...process.env, ...svc.env },
+    ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}),
   });
   closeSync(out);
   const spawnError = await new Promise((resolvePromise) => {
@@ -159,13 +175,14 @@ export async function startService(cfg, svc, { readyTimeoutMs = 60_000 } = {}) {
     child.once('spawn', () => resolvePromise(null));
   });
   if (spawnError) {
-    throw new Error(`cannot start ${svc.name}: ${spawnError.code === 'ENOENT' ? `'${svc.command}' is not installed or not on PATH` : spawnError.message}`);
+    const missing = svc.postgres ? POSTGRES_MISSING : `'${svc.command}' is not installed or not on PATH`;
+    throw new Error(`cannot start ${svc.name}: ${spawnError.code === 'ENOENT' ? missing : spawnError.message}`);
   }
   child.unref();
   writeFileSync(pidFile(cfg, svc), JSON.stringify({ pid: child.pid, command: svc.command, startedAt: new Date().toISOString() }) + '\n');
   if (!(await waitHealthy(svc, readyTimeoutMs, child.pid))) {
     const exited = !alive(child.pid);
-    if (!exited) await stopPid(child.pid);
+    if (!exited) await stopPid(child.pid, svc.stopSignal);
     rmSync(pidFile(cfg, svc), { force: true });
     throw new Error(`${svc.name} ${exited ? 'exited' : `was not healthy within ${readyTimeoutMs / 1000} s`} after starting. Log tail (${logFile(cfg, svc)}):\n${logTail(cfg, svc)}`);
   }
@@ -182,9 +199,9 @@ async function waitHealthy(svc, timeoutMs, pid) {
   return false;
 }
 
-async function stopPid(pid, graceMs = 15_000) {
+async function stopPid(pid, signal = 'SIGTERM', graceMs = 15_000) {
   try {
-    process.kill(pid, 'SIGTERM');
+    process.kill(pid, signal);
   } catch {
     return;
   }
@@ -204,7 +221,7 @@ async function stopPid(pid, graceMs = 15_000) {
 export async function stopService(cfg, svc) {
   const pid = runningPid(cfg, svc);
   if (pid === null) return { pid: null };
-  await stopPid(pid);
+  await stopPid(pid, svc.stopSignal);
   rmSync(pidFile(cfg, svc), { force: true });
   return { pid };
 }

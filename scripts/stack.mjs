@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // npm run stack -- up|down|status|build [service...]
 // The local observability stack without Docker: Jaeger v2 (backend), the OpenTelemetry Collector
-// pipeline (the same Jaeger binary on collector/otel-collector.yaml), Prometheus and Redis, all on
-// 127.0.0.1. See docs/design.md, "The observability stack".
+// pipeline (the same Jaeger binary on collector/otel-collector.yaml), Prometheus, Redis and
+// PostgreSQL, all on 127.0.0.1. See docs/design.md, "The observability stack".
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { alive, ensureJaeger } from './stack-build.mjs';
@@ -18,7 +18,7 @@ Commands:
   build               build the Jaeger binary now (again, if it exists)
   build-if-missing    build the Jaeger binary unless the cache holds it
 
-Services: jaeger, collector, prometheus, redis.
+Services: jaeger, collector, prometheus, redis, postgres.
 Environment: SYMFONIC_STACK_PORT_BASE (default 24000), SYMFONIC_CACHE_DIR (default ~/.cache/symfonic),
 SYMFONIC_STACK_DIR (default <repo>/.stack).
 `;
@@ -67,6 +67,7 @@ function printUrls(cfg) {
   console.log(`  Prometheus              ${cfg.urls.SYMFONIC_STACK_PROMETHEUS}`);
   console.log(`  collector /metrics      http://${cfg.host}:${p.collectorPrometheus}/metrics`);
   console.log(`  Redis                   ${cfg.urls.SYMFONIC_STACK_REDIS}`);
+  console.log(`  PostgreSQL              ${cfg.urls.SYMFONIC_STACK_POSTGRES}   (data in ${cfg.stateDir}/postgres)`);
   console.log(`  environment             ${envFile(cfg)}`);
 }
 

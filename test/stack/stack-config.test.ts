@@ -483,7 +483,7 @@ describe('the stack files as committed', () => {
     const coll = load('collector/otel-collector.yaml', envOf(cfg, 'collector'));
     const back = load('stack/jaeger-backend.yaml', envOf(cfg, 'jaeger'));
     expect(loopbackProblems(cfg, coll, back)).toEqual([]);
-    expect(Object.keys(cfg.urls).sort()).toEqual(['SYMFONIC_STACK_JAEGER', 'SYMFONIC_STACK_OTLP', 'SYMFONIC_STACK_PROMETHEUS', 'SYMFONIC_STACK_REDIS']);
+    expect(Object.keys(cfg.urls).sort()).toEqual(['SYMFONIC_STACK_JAEGER', 'SYMFONIC_STACK_OTLP', 'SYMFONIC_STACK_POSTGRES', 'SYMFONIC_STACK_PROMETHEUS', 'SYMFONIC_STACK_REDIS']);
     const moved = await loadStackConfig({ SYMFONIC_STACK_PORT_BASE: '31000' });
     expect(moved.urls['SYMFONIC_STACK_OTLP']).toBe('http://127.0.0.1:31318');
     expect(loopbackProblems(moved, load('collector/otel-collector.yaml', envOf(moved, 'collector')), load('stack/jaeger-backend.yaml', envOf(moved, 'jaeger')))).toEqual([]);
