@@ -7,6 +7,9 @@ export { Agent, type AgentOptions, type AgentResult, type AgentRunOptions, type 
 export { FrameworkConfig, type FrameworkConfigInput, type ChildConfigOverrides } from './agent/framework-config.js';
 export type { AgentResponse, AccountingReceipt } from './agent/agent-response.js';
 export type { RunOptions } from './agent/run-options.js';
+export type { ResumeOptions } from './agent/run-start.js';
+export type { Interruption, Decision } from './core/interruption.js';
+export type { RunSnapshot } from './snapshot/run-snapshot.js';
 export type { AgentStream } from './agent/agent-stream.js';
 export type { RunEvent, RunEventType } from './agent/run-events.js';
 
@@ -38,7 +41,7 @@ export type { ModelProvider, ModelRequest, ModelResponse, ModelStreamChunk, Mess
 export { openAICompatible, type OpenAICompatibleOptions } from './model/openai-compatible.js';
 export { anthropic, type AnthropicOptions } from './model/anthropic.js';
 export type { HttpProviderOptions } from './model/provider-base.js';
-export { defineTool, type Tool, type ToolSpec } from './tool/define-tool.js';
+export { defineTool, type Tool, type ToolSpec, type NeedsApproval } from './tool/define-tool.js';
 export type { ToolContext } from './tool/tool-context.js';
 export type { Capability } from './tool/capability.js';
 export { mcpTools, type McpToolsOptions, type McpClient } from './tool/mcp-tools.js';
@@ -72,6 +75,7 @@ export {
   BudgetStoreUnavailableError,
   MaxTurnsExceededError,
   AbortError,
+  SnapshotError,
 } from './core/errors.js';
 export { OutputValidationError } from './core/structured-output.js';
 export { DuplicateRunError } from './accounting/metrics-collector.js';

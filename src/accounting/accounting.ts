@@ -18,9 +18,11 @@ export interface Accounting {
   readonly id: string;
   /**
    * Opens the run's account. Throws DuplicateRunError for an id already open, and a
-   * ConfigurationError for a run with no scope where budgets apply (it would escape them).
+   * ConfigurationError for a run with no scope where budgets apply (it would escape them). A
+   * resumed run opens with the figures it had when it suspended: they are its own and its
+   * subtree's so far, already charged to the tenant and the store, and are charged nowhere again.
    */
-  open(frame: RunFrame, agentName: string, report?: ProblemReporter): RunAccount;
+  open(frame: RunFrame, agentName: string, report?: ProblemReporter, resumed?: RunFigures): RunAccount;
 }
 
 /** Where an account reports what it could not write (a budget store that failed), for the run's log. */
@@ -39,6 +41,8 @@ export interface RunAccount {
   readonly accounting: Accounting;
   /** What a delegator reads to tell spend already accounted from spend to take in. */
   readonly receipt: Receipt;
+  /** What a budget refusal does to this run: fail the call (and so the run), or suspend the tree. */
+  readonly onExceeded: 'refuse' | 'suspend';
   /**
    * Before a model call: reserves its upper bound against the tenant's budget, or throws
    * BudgetExceededError (BudgetStoreUnavailableError when the store cannot be reached and

@@ -97,7 +97,7 @@ export class MetricsCollector implements Accounting {
    * would share the parent's entry, and its end would tear down the running parent's figures),
    * and a run with no scope while budgets apply: it would be the one run no limit reaches.
    */
-  open(frame: RunFrame, agentName: string, report?: ProblemReporter): RunAccount {
+  open(frame: RunFrame, agentName: string, report?: ProblemReporter, resumed?: RunFigures): RunAccount {
     const ledger = this.#ledger;
     if (frame.scope === undefined && this.budgets !== undefined) {
       throw new ConfigurationError(
@@ -127,7 +127,7 @@ export class MetricsCollector implements Accounting {
           `that tree: a child names the parent its tree placed it under. Pass the parent's own run id, or start a root run.`,
       );
     }
-    const entry = newEntry(frame.runId, tenantId, parent, frame.rootRunId);
+    const entry = newEntry(frame.runId, tenantId, parent, frame.rootRunId, resumed);
     if (parent) (parent.children ??= []).push(frame.runId);
     ledger.runs.set(frame.runId, entry);
     // The receipt names the store only when this run's tenant is held to a budget there: spend
@@ -135,6 +135,6 @@ export class MetricsCollector implements Accounting {
     // since a shared store learns the id of its data on first contact.
     const budgets = tenantId !== null && this.budgets?.limitFor(tenantId) !== undefined ? this.budgets : undefined;
     const receipt = () => ({ ledger: this.id, store: budgets?.store.id ?? null, tenantId });
-    return new CollectorRunAccount(this, ledger, entry, receipt, report);
+    return new CollectorRunAccount(this, ledger, entry, receipt, report, this.budgets?.onExceeded ?? 'refuse');
   }
 }

@@ -24,6 +24,7 @@ export class CollectorRunAccount implements RunAccount {
     private readonly entry: RunEntry,
     private readonly receiptOf: () => Receipt,
     private readonly report: ProblemReporter | undefined,
+    readonly onExceeded: 'refuse' | 'suspend',
   ) {}
 
   get receipt(): Receipt {

@@ -21,17 +21,17 @@ export interface RunEntry {
   children: string[] | undefined;
 }
 
-export function newEntry(runId: string, tenantId: string | null, parent: RunEntry | undefined, rootRunId: string): RunEntry {
+export function newEntry(runId: string, tenantId: string | null, parent: RunEntry | undefined, rootRunId: string, resumed?: RunFigures): RunEntry {
   return {
     runId,
     rootRunId,
     tenantId,
-    own: emptyUsage(),
-    total: emptyUsage(),
-    ownCost: 0,
-    ownCostKnown: true,
-    totalCost: 0,
-    totalCostKnown: true,
+    own: resumed === undefined ? emptyUsage() : copyUsage(resumed.own),
+    total: resumed === undefined ? emptyUsage() : copyUsage(resumed.total),
+    ownCost: resumed?.costUsd ?? 0,
+    ownCostKnown: resumed === undefined || resumed.costUsd !== null,
+    totalCost: resumed?.totalCostUsd ?? 0,
+    totalCostKnown: resumed === undefined || resumed.totalCostUsd !== null,
     uncountedCost: 0,
     open: true,
     ancestors: parent ? [parent, ...parent.ancestors] : [],

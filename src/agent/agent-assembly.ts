@@ -1,6 +1,6 @@
 import { ConfigurationError } from '../core/errors.js';
 import { DELEGATION_CAPABILITY } from '../delegation/delegation-capability.js';
-import { delegationContextOf } from '../delegation/tools.js';
+import { delegationContextOf, rosterOfTool } from '../delegation/tools.js';
 import type { ModelProvider, ToolDefinition } from '../model/types.js';
 import { isAccounting, type Accounting } from '../accounting/accounting.js';
 import { isLogger, silentLogger, type Logger } from '../observability/logger.js';
@@ -22,6 +22,7 @@ export interface AgentParts {
   config?: unknown;
   metricsCollector?: unknown;
   logger?: unknown;
+  snapshotKey?: unknown;
 }
 
 export function checkAgentName(name: unknown): string {
@@ -72,6 +73,9 @@ export function assembleCore(parts: AgentParts): { core: AgentCore; tools: reado
   if (parts.metricsCollector !== undefined && !isAccounting(parts.metricsCollector)) {
     throw new ConfigurationError(`agent "${name}": metricsCollector must be a MetricsCollector (or another Accounting: { id, open(frame, agentName) }).`);
   }
+  if (parts.snapshotKey !== undefined && (typeof parts.snapshotKey !== 'string' || parts.snapshotKey.length < 16)) {
+    throw new ConfigurationError(`agent "${name}": snapshotKey must be a secret string of at least 16 characters (it signs snapshots with HMAC-SHA256).`);
+  }
   if (parts.logger !== undefined && !isLogger(parts.logger)) throw new ConfigurationError(`agent "${name}": logger must be a pino logger (or any object with pino's child, isLevelEnabled, error, warn, info, debug).`);
   const config = (parts.config as FrameworkConfig | undefined) ?? new FrameworkConfig();
   const logger = (parts.logger as Logger | undefined) ?? silentLogger;
@@ -100,8 +104,10 @@ export function assembleCore(parts: AgentParts): { core: AgentCore; tools: reado
     // The default ledger for a root given none: the collector, the one Accounting symfonic ships.
     privateAccounting: () => (own ??= new MetricsCollector()),
     logger,
+    snapshotKey: parts.snapshotKey as string | undefined,
     // From the run_agent tool itself, so tools composed by hand (no capability) close their state too.
     delegationContext: delegationContextOf(tools.find((t) => t.name === 'run_agent')),
+    roster: rosterOfTool(tools.find((t) => t.name === 'run_agent')),
   };
   return { core, tools: Object.freeze(tools), config, logger };
 }

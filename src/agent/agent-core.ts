@@ -1,6 +1,7 @@
 import type { Logger } from '../observability/logger.js';
 import type { Accounting } from '../accounting/accounting.js';
 import type { DelegationContext } from '../delegation/context.js';
+import type { DelegationRoster } from '../delegation/roster.js';
 import type { ModelProvider, ToolDefinition } from '../model/types.js';
 import type { Tool } from '../tool/define-tool.js';
 import type { FrameworkConfig } from './framework-config.js';
@@ -27,6 +28,10 @@ export interface AgentCore {
   readonly invokeSpanName: string;
   readonly chatSpanName: string;
   readonly spanAttributes: AgentSpanAttributes;
+  /** The key snapshots of this agent's suspended trees are signed with, and checked against on resume. */
+  readonly snapshotKey: string | undefined;
+  /** The roster of the agent's run_agent tool, if it delegates: what a snapshot's children are checked against. */
+  readonly roster: DelegationRoster | undefined;
   /** Per-run delegation state of the agent's run_agent tool, closed as each run ends. */
   readonly delegationContext: DelegationContext | undefined;
 }

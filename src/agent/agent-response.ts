@@ -1,4 +1,7 @@
-import type { ChildOutcome, Receipt } from '../core/run-outcome.js';
+import type { Interruption } from '../core/interruption.js';
+import type { Receipt } from '../core/run-outcome.js';
+import type { RunSnapshot } from '../snapshot/run-snapshot.js';
+import type { ChildOutcome } from '../delegation/framed-child.js';
 import type { Usage } from '../core/usage.js';
 import type { Message } from '../model/types.js';
 
@@ -10,7 +13,16 @@ export type AccountingReceipt = Receipt;
  * lineage, and its own and subtree spend. One result type: the facade's `Agent.run` answers the
  * same value (`AgentResult` is this type), and a delegator reads a child's outcome from it as it is.
  */
-export interface AgentResponse<T = unknown> extends ChildOutcome {
+export interface AgentResponse<T = unknown> extends Omit<ChildOutcome, 'suspension' | 'status' | 'interruptions'> {
+  /** 'suspended': the tree waits on `interruptions`; `snapshot` resumes it (agent.resume). */
+  status: 'completed' | 'suspended';
+  /** Every interruption the tree waits on, with its lineage; empty when completed. */
+  interruptions: readonly Interruption[];
+  /** Set on a suspended root's response: the tree written down as plain JSON data. */
+  snapshot: RunSnapshot | null;
+  /** The trace id of the run's span (the same across a suspension); null when tracing is off. */
+  traceId: string | null;
+  /** '' while suspended. */
   finalResponse: string;
   /** The same answer as `finalResponse`, under the facade's name for it. */
   text: string;

@@ -3,11 +3,17 @@ import type { RunFrame } from '../core/run-frame.js';
 import { defineTool, type Tool } from '../tool/define-tool.js';
 import type { ToolContext } from '../tool/tool-context.js';
 
+/** A question nobody answers now: the run suspends until an answer comes with agent.resume. */
+export class Question {
+  constructor(readonly question: string) {}
+}
+
 /**
  * The `ask_user` tool of an agent with askUserEnabled. The question goes to the askUser handler
- * the root's run options gave (children inherit it through their frame). It is refused with a
- * message the model reads when the run has no scope (a question must reach a tenant's user, and a
- * child must not ask on behalf of nobody) or when no handler was given.
+ * the root's run options gave (children inherit it through their frame); with no handler, the
+ * tree suspends and the answer comes back as a decision. It is refused with a message the model
+ * reads when the run has no scope (a question must reach a tenant's user, and a child must not
+ * ask on behalf of nobody).
  */
 export function askUserTool(agentName: string): Tool {
   return defineTool({
@@ -19,9 +25,7 @@ export function askUserTool(agentName: string): Tool {
       if (ctx.scope === undefined) {
         return `ask_user refused: this run has no scope, so there is no user to ask. Go on without the answer, or say what you need.`;
       }
-      if (askUser === undefined) {
-        return `ask_user refused: nobody is listening for questions (the run was started without an askUser handler). Go on without the answer.`;
-      }
+      if (askUser === undefined) return new Question(question);
       const answer = await askUser(question, { runId: ctx.runId, agent: agentName, scope: ctx.scope });
       return typeof answer === 'string' ? answer : String(answer);
     },

@@ -1,7 +1,7 @@
 import { SpanKind, type Span } from '@opentelemetry/api';
 import { raceAbort } from '../core/signals.js';
 import { isPromise } from '../core/promise.js';
-import { abortErrorFrom } from '../core/errors.js';
+import { abortErrorFrom, BudgetExceededError } from '../core/errors.js';
 import type { ModelRequest, ModelResponse } from '../model/types.js';
 import type { CallTicket } from '../accounting/accounting.js';
 import { ATTR, SPAN_EVENT } from '../observability/attributes.js';
@@ -85,11 +85,18 @@ function finishChatSpan(chat: Span, response: ModelResponse, usage: ReturnType<t
   chat.end();
 }
 
+/** A model call a budget refused in a tree that suspends on refusals: the run suspends before it. */
+export class BudgetPause {
+  constructor(readonly error: BudgetExceededError) {}
+}
+
 /**
  * One model call in its `chat` span: reserve the call's bound, call the provider (raced against
  * the run's signal), then settle the reservation to the checked usage, or release it on failure.
+ * A refusal under `onExceeded: 'suspend'` is no failure: the call is not made, and the run
+ * suspends until someone decides.
  */
-export async function callModel(run: RunState): Promise<ModelResponse> {
+export async function callModel(run: RunState): Promise<ModelResponse | BudgetPause> {
   const request = buildRequest(run);
   const chat = startChatSpan(run, request);
   let ticket: CallTicket;
@@ -97,6 +104,11 @@ export async function callModel(run: RunState): Promise<ModelResponse> {
     const pending = reserve(run, request, chat);
     ticket = isPromise(pending) ? await pending : pending;
   } catch (error) {
+    if (error instanceof BudgetExceededError && run.account.onExceeded === 'suspend' && run.suspendable) {
+      if (chat.isRecording()) chat.addEvent(SPAN_EVENT.budgetSuspended, { [ATTR.tenantId]: error.tenantId, limit: error.limitName });
+      chat.end();
+      return new BudgetPause(error);
+    }
     failSpan(chat, error);
     chat.end();
     throw error;

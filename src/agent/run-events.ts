@@ -59,7 +59,7 @@ class Emitter implements RunEmitter {
 
   emit(body: RunEventBody): void {
     if (this.ended) return;
-    const terminal = body.type === 'run.finished' || body.type === 'run.failed';
+    const terminal = body.type === 'run.finished' || body.type === 'run.failed' || body.type === 'run.suspended';
     if (terminal) this.ended = true;
     this.hub.deliver(this, body as RunEventBody<DelegationOutcome>);
     if (terminal) this.hub.ended(this.runId);
@@ -103,11 +103,11 @@ export class EventHub implements RunEventSink {
     this.consumer = consumer;
   }
 
-  open(frame: RunFrame, agent: string): RunEmitter {
+  open(frame: RunFrame, agent: string, resumed: boolean): RunEmitter {
     if (this.rootRunId === undefined) this.rootRunId = frame.runId;
     this.openRuns++;
     const emitter = new Emitter(this, frame, agent);
-    emitter.emit({ type: 'run.started' });
+    emitter.emit({ type: resumed ? 'run.resumed' : 'run.started' });
     return emitter;
   }
 
@@ -203,6 +203,10 @@ function stamp(l: Omit<RunEventLineage, 'seq' | 'timeMs'>, seq: number, timeMs: 
       return { runId, rootRunId, parentRunId, agent, depth, seq, timeMs, type: b.type, usage: b.usage, totalUsage: b.totalUsage, costUsd: b.costUsd, totalCostUsd: b.totalCostUsd };
     case 'run.failed':
       return { runId, rootRunId, parentRunId, agent, depth, seq, timeMs, type: b.type, errorType: b.errorType, message: b.message };
+    case 'run.suspended':
+      return { runId, rootRunId, parentRunId, agent, depth, seq, timeMs, type: b.type, interruptions: b.interruptions };
+    case 'run.resumed':
+      return { runId, rootRunId, parentRunId, agent, depth, seq, timeMs, type: b.type };
     default:
       // A body type added to RunEventBody without a case here still arrives whole.
       return Object.assign({ runId, rootRunId, parentRunId, agent, depth, seq, timeMs }, b as RunEventBody<DelegationOutcome>) as RunEvent;

@@ -1,55 +1,124 @@
-import { MaxTurnsExceededError, abortErrorFrom } from '../core/errors.js';
+import { BudgetExceededError, MaxTurnsExceededError, abortErrorFrom } from '../core/errors.js';
+import type { Decision, Decisions, Interruption } from '../core/interruption.js';
 import { isPromise } from '../core/promise.js';
-import { RunFailure, type RunFigures, type Spent } from '../core/run-outcome.js';
 import { instructionsFor, parseOutput } from '../core/structured-output.js';
-import type { Message, ModelResponse } from '../model/types.js';
+import type { Message, ModelResponse, ToolCall } from '../model/types.js';
+import { PausedCall } from '../snapshot/paused-call.js';
+import type { CallState, RunWait, SuspendedRun } from '../snapshot/run-snapshot.js';
 import type { AgentCore } from './agent-core.js';
 import type { AgentResponse } from './agent-response.js';
 import { EmptyModelResponseError } from './model-response.js';
-import { callModel } from './model-turn.js';
-import { runFailed, runFinished } from './run-events.js';
+import { BudgetPause, callModel } from './model-turn.js';
+import { runFailed } from './run-events.js';
+import { closeRun, type Exit } from './run-close.js';
 import type { RunStart } from './run-start.js';
 import { RunState } from './run-state.js';
-import { failSpan, setRunTotals, startRunSpan } from './run-span.js';
-import { runTool } from './tool-dispatch.js';
+import { budgetWait } from './run-suspension.js';
+import { failSpan, startRunSpan } from './run-span.js';
+import { runTool, type CallResume } from './tool-dispatch.js';
 
 export { EmptyModelResponseError } from './model-response.js';
-
-const NO_CHILDREN: readonly string[] = Object.freeze([]);
-
-/** How a run left its loop: with an answer, or with an error. */
-type Exit = { text: string; output: unknown } | { error: unknown };
 
 /** Opens everything a run holds, in order; a failure part-way closes what was opened. */
 function openRun(core: AgentCore, start: RunStart): RunState {
   const frame = start.frame;
-  const { span, sets } = startRunSpan(core, frame);
+  const resumed = start.resume?.run;
+  const { span, sets } = startRunSpan(core, frame, resumed?.span);
   try {
     const accounting = core.accounting ?? start.accounting ?? core.privateAccounting();
     const instructions = start.outputType ? instructionsFor(core.instructions, start.outputType) : core.instructions;
     let state: RunState | undefined;
-    const account = accounting.open(frame, core.name, (p) => state?.log().error({ err: p.error, operation: p.operation, unwritten: p.unwritten }, 'budget store write failed'));
-    state = new RunState(core, frame, account, span, sets, instructions, start.outputType);
-    state.events = frame.events?.open(frame, core.name);
-    if (start.history) state.messages.push(...start.history);
-    if (core.logger.isLevelEnabled('debug')) state.log().debug({ depth: frame.depth }, 'run started');
+    const report = (p: { error: unknown; operation: string; unwritten?: unknown }) => state?.log().error({ err: p.error, operation: p.operation, unwritten: p.unwritten }, 'budget store write failed');
+    const account = accounting.open(frame, core.name, report, resumed?.figures);
+    state = new RunState(core, start, account, span, sets, instructions);
+    state.events = frame.events?.open(frame, core.name, resumed !== undefined);
+    if (resumed !== undefined) {
+      state.messages.push(...resumed.messages);
+      state.turns = resumed.turns;
+      for (const name of resumed.delegatedTo) core.delegationContext?.recordStart(frame.runId, name);
+    } else if (start.history) state.messages.push(...start.history);
+    if (core.logger.isLevelEnabled('debug')) state.log().debug({ depth: frame.depth, resumed: resumed !== undefined }, 'run started');
     return state;
   } catch (error) {
     start.owned?.dispose();
     failSpan(span, error);
     span.end();
     // A run that could not open still started and failed, for whoever follows the tree.
-    frame.events?.open(frame, core.name).emit(runFailed(error));
+    frame.events?.open(frame, core.name, false).emit(runFailed(error));
     throw error;
   }
 }
 
-/** The model/tool loop: tools of one turn run together, their results go back in call order. */
-async function loop(run: RunState): Promise<string> {
+/** How one waiting call goes on, from the decision for it (or as it stood: finished, or a child to resume). */
+function resumeOf(state: CallState, decisions: Decisions): CallResume | undefined {
+  if ('result' in state) return { content: state.result, ok: true };
+  if ('child' in state) return { child: { run: state.child, decisions } };
+  const d = decisions[state.wait.id] as Decision;
+  if ('answer' in d) return { content: d.answer, ok: true };
+  if ('approve' in d && d.approve) return { approved: true };
+  const reason = 'reason' in d && d.reason ? ` The reason given: ${d.reason}` : '';
+  const what = state.wait.kind === 'question' ? 'The user declined to answer.' : 'The user declined this call, so it did not run.';
+  return { content: `${what}${reason}`, ok: false };
+}
+
+/** The waiting turn's calls, going on from the decisions, all at once as a turn's calls run; results in call order. */
+function resumeCalls(run: RunState, calls: readonly CallState[], decisions: Decisions): Promise<(Message | PausedCall)[]> {
+  const toolCalls = (run.messages[run.messages.length - 1]?.toolCalls ?? []) as ToolCall[];
+  return Promise.all(toolCalls.map((call, i) => runTool(run, call, i, resumeOf(calls[i]!, decisions))));
+}
+
+/** A run that stops to wait: where it stands, and the interruptions of its subtree. */
+type Paused = { waits: RunWait; interruptions: readonly Interruption[] };
+
+/** The turn's results as the run's next messages, or the wait when any call did not finish. */
+function settleTurn(run: RunState, results: readonly (Message | PausedCall)[]): Paused | undefined {
+  if (!results.some((r) => r instanceof PausedCall)) {
+    for (const r of results) run.messages.push(r as Message);
+    return undefined;
+  }
+  const interruptions: Interruption[] = [];
+  const calls = results.map((r): CallState => {
+    if (!(r instanceof PausedCall)) return { callId: r.toolCallId ?? '', result: r.content };
+    interruptions.push(...r.interruptions);
+    return r.state;
+  });
+  return { waits: { calls }, interruptions };
+}
+
+/** Where a resumed run stands: the results of its waiting turn, or (a budget's wait) nothing yet. */
+function resumeTurn(run: RunState, resumed: SuspendedRun, decisions: Decisions): Promise<(Message | PausedCall)[]> | undefined {
+  const waits = resumed.waits;
+  if ('calls' in waits) return resumeCalls(run, waits.calls, decisions);
+  const d = decisions[waits.model.id] as Decision;
+  // Declined: the refused call fails as it would have without the pause.
+  if ('approve' in d && waits.model.refusal !== undefined) throw new BudgetExceededError(waits.model.refusal);
+  return undefined;
+}
+
+/**
+ * The model/tool loop: tools of one turn run together, their results go back in call order. A
+ * turn with a call that waits (or a model call a budget refused, under 'suspend') ends the loop
+ * with the wait; a resumed run first finishes the turn it waited in.
+ */
+async function loop(run: RunState): Promise<string | Paused> {
   const maxTurns = run.core.config.agent.maxTurns;
-  for (let turn = 1; ; turn++) {
+  const resume = run.start.resume;
+  let turn = resume === undefined ? undefined : resumeTurn(run, resume.run, resume.decisions);
+  for (;;) {
+    if (turn !== undefined) {
+      const results = await turn;
+      if (run.signal.aborted) throw abortErrorFrom(run.signal);
+      const paused = settleTurn(run, results);
+      if (paused !== undefined) return paused;
+    }
     if (run.signal.aborted) throw abortErrorFrom(run.signal);
-    const response: ModelResponse = await callModel(run);
+    const answer = await callModel(run);
+    if (answer instanceof BudgetPause) {
+      const { wait, interruption } = budgetWait(run, answer.error);
+      return { waits: { model: wait }, interruptions: [interruption] };
+    }
+    const response: ModelResponse = answer;
+    run.turns++;
     const assistant: Message = { role: 'assistant', content: response.text };
     if (response.toolCalls.length > 0) assistant.toolCalls = response.toolCalls;
     run.messages.push(assistant);
@@ -60,70 +129,28 @@ async function loop(run: RunState): Promise<string> {
           `(finish reason "${response.finishReason}"). Check the model's maxTokens and instructions.`,
       );
     }
-    if (turn >= maxTurns) throw new MaxTurnsExceededError(run.core.name, maxTurns);
-    const results = await Promise.all(response.toolCalls.map((c) => runTool(run, c)));
-    if (run.signal.aborted) throw abortErrorFrom(run.signal);
-    for (const r of results) run.messages.push(r);
+    if (run.turns >= maxTurns) throw new MaxTurnsExceededError(run.core.name, maxTurns);
+    turn = Promise.all(response.toolCalls.map((c, i) => runTool(run, c, i)));
   }
 }
 
 /**
- * One run of an agent, whichever door it came in by. Every exit, answer or error or abort,
- * goes through the one close sequence (closeRun), so nothing a run opens outlives it.
+ * One run of an agent, whichever door it came in by, fresh or resumed. Every exit (answer,
+ * error, abort, suspension) goes through the one close sequence (run-close.ts), so nothing a run
+ * opens outlives it.
  */
 export async function executeRun(core: AgentCore, query: string, start: RunStart): Promise<AgentResponse> {
   const started = performance.now();
   const run = openRun(core, start);
-  run.messages.push({ role: 'user', content: query });
+  if (start.resume === undefined) run.messages.push({ role: 'user', content: query });
   let exit: Exit;
   try {
-    const text = await loop(run);
-    exit = { text, output: run.outputType ? parseOutput(run.outputType, text) : undefined };
+    const ended = await loop(run);
+    if (typeof ended === 'string') exit = { text: ended, output: run.outputType ? parseOutput(run.outputType, ended) : undefined };
+    else exit = { paused: ended };
   } catch (error) {
     exit = { error };
   }
   const closing = run.account.close();
-  return closeRun(run, start, exit, isPromise(closing) ? await closing : closing, started);
-}
-
-/**
- * The close sequence, for every exit: the account is closed (its store writes landed) before
- * this runs; then the run's delegation state, its span, its events, its log line and its signal.
- * An answer resolves; an error rejects, as itself for a caller's run() and as a RunFailure
- * carrying what was spent for a delegation door.
- */
-function closeRun(run: RunState, start: RunStart, exit: Exit, figures: RunFigures, started: number): AgentResponse {
-  const { core, frame: f } = run;
-  const delegatedTo = core.delegationContext ? core.delegationContext.close(f.runId) : NO_CHILDREN;
-  if (run.span.isRecording()) setRunTotals(run.span, figures);
-  if ('error' in exit) failSpan(run.span, exit.error);
-  run.span.end();
-  run.events?.emit('error' in exit ? runFailed(exit.error) : runFinished(figures));
-  start.owned?.dispose();
-  const spent: Spent = { runId: f.runId, totalUsage: figures.total, totalCostUsd: figures.totalCostUsd, accounting: run.account.receipt };
-  start.wrapped?.report(spent);
-  const durationMs = performance.now() - started;
-  if ('error' in exit) {
-    if (core.logger.isLevelEnabled('warn')) run.log().warn({ err: exit.error }, 'run failed');
-    throw start.door ? new RunFailure(exit.error, spent) : exit.error;
-  }
-  if (core.logger.isLevelEnabled('debug')) run.log().debug({ duration_ms: durationMs, delegated_to: delegatedTo }, 'run finished');
-  const response: AgentResponse = {
-    finalResponse: exit.text,
-    text: exit.text,
-    messages: run.messages,
-    runId: f.runId,
-    rootRunId: f.rootRunId,
-    parentRunId: f.parentRunId,
-    agentDepth: f.depth,
-    delegatedTo,
-    usage: figures.own,
-    totalUsage: figures.total,
-    costUsd: figures.costUsd,
-    totalCostUsd: figures.totalCostUsd,
-    durationMs,
-    accounting: spent.accounting!,
-  };
-  if (run.outputType !== undefined) response.output = exit.output;
-  return response;
+  return closeRun(run, exit, isPromise(closing) ? await closing : closing, started);
 }

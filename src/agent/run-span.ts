@@ -3,6 +3,7 @@ import { redactSecrets } from '../core/redact.js';
 import type { RunFrame } from '../core/run-frame.js';
 import type { RunFigures } from '../accounting/accounting.js';
 import { ATTR, OPERATION, TRACER_NAME } from '../observability/attributes.js';
+import type { SpanLink } from '../snapshot/run-snapshot.js';
 import type { AgentCore } from './agent-core.js';
 
 type Attributes = Record<string, string | number>;
@@ -56,9 +57,13 @@ function lineageOf(frame: RunFrame): Attributes {
   return lineage;
 }
 
+const INVOKE = Object.freeze({ kind: SpanKind.INTERNAL });
+
 /** Starts `invoke_agent {agent}` in the frame's trace context and stamps it; the shared sets come back when recording. */
-export function startRunSpan(core: AgentCore, frame: RunFrame): { span: Span; sets: SpanAttributeSets | undefined } {
-  const span = tracer().startSpan(core.invokeSpanName, { kind: SpanKind.INTERNAL }, frame.traceContext);
+export function startRunSpan(core: AgentCore, frame: RunFrame, suspended?: SpanLink): { span: Span; sets: SpanAttributeSets | undefined } {
+  // A resumed run's span links to the span it suspended in: one run, two stretches of time.
+  const options = suspended === undefined ? INVOKE : { kind: SpanKind.INTERNAL, links: [{ context: { traceId: suspended.traceId, spanId: suspended.spanId, traceFlags: suspended.flags, isRemote: true } }] };
+  const span = tracer().startSpan(core.invokeSpanName, options, frame.traceContext);
   if (!span.isRecording()) return { span, sets: undefined };
   const lineage = lineageOf(frame);
   span.setAttributes(lineage);

@@ -1,5 +1,12 @@
-import { context as otelContext } from '@opentelemetry/api';
-import { ConfigurationError } from '../core/errors.js';
+import { context as otelContext, trace } from '@opentelemetry/api';
+import { ConfigurationError, SnapshotError } from '../core/errors.js';
+import type { Decisions } from '../core/interruption.js';
+import { refuseUnknownKeys } from '../core/options.js';
+import type { AskUser } from '../core/run-frame.js';
+import { makeScope } from '../core/scope.js';
+import { checkSignature, readSnapshot } from '../snapshot/snapshot-codec.js';
+import { checkRoster } from './resume-roster.js';
+import { checkDecisions } from './run-suspension.js';
 import { newRunId } from '../core/ids.js';
 import { TeeSink, type RunEventSink } from '../core/run-event.js';
 import { freezeFrame, type RunFrame } from '../core/run-frame.js';
@@ -8,7 +15,7 @@ import type { Placement } from '../delegation/framed-child.js';
 import { wrappedCall, type WrappedCall } from '../delegation/wrapped-child.js';
 import type { Message } from '../model/types.js';
 import type { AgentCore } from './agent-core.js';
-import { EventHub } from './run-events.js';
+import { EventHub, type RunEvent } from './run-events.js';
 import { readRunOptions, type RunOptions, type RunRequest } from './run-options.js';
 
 /**
@@ -40,7 +47,7 @@ export function callerStart(core: AgentCore, options: RunOptions | undefined, hu
 
 /** A run the delegator placed through the child door: its frame as given. */
 export function doorStart(placement: Placement): RunStart {
-  return { frame: placement.frame, accounting: placement.accounting, outputType: placement.outputType, owned: undefined, history: undefined, door: true, wrapped: undefined };
+  return { frame: placement.frame, accounting: placement.accounting, outputType: placement.outputType, resume: placement.resume, owned: undefined, history: undefined, door: true, wrapped: undefined };
 }
 
 /** A root run from its validated options; `hub` is the sink a stream made for it, which aborts the run through `owned`. */
@@ -106,4 +113,50 @@ export function listenerErrorReporter(core: AgentCore): (error: unknown, count: 
   return (error, count) => {
     if (Math.log10(count) % 1 === 0) core.logger.warn({ err: error, listener_errors: count }, 'an onEvent callback threw; the run goes on');
   };
+}
+
+/** What `resume` takes beside the snapshot. */
+export interface ResumeOptions {
+  /** One decision for each of the snapshot's interruptions, by id. */
+  decisions: Decisions;
+  signal?: AbortSignal;
+  onEvent?: (event: RunEvent) => void;
+  askUser?: AskUser;
+}
+
+const RESUME_KEYS = ['decisions', 'signal', 'onEvent', 'askUser'] as const;
+
+/**
+ * A suspended tree going on: the snapshot read and checked (version, agent, signature, roster,
+ * decisions) before anything runs, and the root's frame rebuilt from it, wired anew here. Its
+ * span continues the suspended one's trace.
+ */
+export function resumeStart(core: AgentCore, input: unknown, options: ResumeOptions, hub?: EventHub): RunStart {
+  if (typeof options !== 'object' || options === null) throw new ConfigurationError('resume(snapshot, { decisions }) needs its options: one decision for each interruption.');
+  refuseUnknownKeys('resume', options, RESUME_KEYS, { ignoreUndefined: true });
+  const snapshot = readSnapshot(input);
+  if (snapshot.agent !== core.name) throw new SnapshotError(`this snapshot is of agent "${snapshot.agent}", not "${core.name}": resume it on an agent of that name and roster.`);
+  checkSignature(snapshot, core.snapshotKey, core.name);
+  const run = snapshot.run;
+  if (run.place === undefined) throw new SnapshotError('the snapshot\'s root run does not say where it stands in its tree (its "place"): it is not a snapshot this code wrote.');
+  checkRoster(core, run);
+  const decisions = checkDecisions(run, options.decisions);
+  const request = readRunOptions({ ...(options.signal ? { signal: options.signal } : {}), ...(options.onEvent ? { onEvent: options.onEvent } : {}), ...(options.askUser ? { askUser: options.askUser } : {}) });
+  if (hub !== undefined && request.onEvent !== undefined) hub.listen(request.onEvent);
+  const place = run.place;
+  const owned = rootSignal(request.signal, run.deadline, hub !== undefined);
+  const frame = freezeFrame({
+    runId: run.runId,
+    rootRunId: place.rootRunId,
+    parentRunId: place.parentRunId,
+    depth: place.depth,
+    maxDepth: run.maxDepth,
+    scope: place.scope === null ? undefined : makeScope(place.scope),
+    deadline: run.deadline,
+    signal: owned.signal,
+    traceContext: run.span === undefined ? otelContext.active() : trace.setSpanContext(otelContext.active(), { traceId: run.span.traceId, spanId: run.span.spanId, traceFlags: run.span.flags, isRemote: true }),
+    askUser: request.askUser,
+    events: hub ?? listenerSink(core, request),
+  });
+  return { frame, accounting: undefined, outputType: undefined, owned, history: undefined, door: false, wrapped: undefined, resume: { run, decisions } };
 }

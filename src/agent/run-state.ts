@@ -7,6 +7,7 @@ import type { RunAccount } from '../accounting/accounting.js';
 import type { Message } from '../model/types.js';
 import type { AgentCore } from './agent-core.js';
 import type { SpanAttributeSets } from './run-span.js';
+import type { RunStart } from './run-start.js';
 
 /**
  * Everything one run carries while it runs: its frame, its account, its span and the
@@ -17,6 +18,9 @@ export class RunState {
   readonly messages: Message[] = [];
   /** Tool calls in order across the run's turns: siblings often start in the same millisecond. */
   toolSeq = 0;
+  /** Model calls made so far (the maxTurns count; it carries across a suspension). */
+  turns = 0;
+  readonly frame: RunFrame;
   readonly runContext: Context;
   /** The run's way into its tree's events; undefined when nobody listens, which keeps a plain run() free of them. */
   events: RunEmitter | undefined = undefined;
@@ -24,15 +28,25 @@ export class RunState {
 
   constructor(
     readonly core: AgentCore,
-    readonly frame: RunFrame,
+    /** How the run came in: its placement, and what its door says of suspending and resuming. */
+    readonly start: RunStart,
     readonly account: RunAccount,
     readonly span: Span,
     readonly sets: SpanAttributeSets | undefined,
     readonly instructions: string | undefined,
-    /** The schema the final answer must satisfy, if any: the run's own or its delegator's. */
-    readonly outputType: ZodType | undefined,
   ) {
-    this.runContext = trace.setSpan(frame.traceContext ?? context.active(), span);
+    this.frame = start.frame;
+    this.runContext = trace.setSpan(start.frame.traceContext ?? context.active(), span);
+  }
+
+  /** The schema the final answer must satisfy, if any: the run's own or its delegator's. */
+  get outputType(): ZodType | undefined {
+    return this.start.outputType;
+  }
+
+  /** Whether the run can suspend: not inside a wrapped child, whose wrapper's code cannot be resumed. */
+  get suspendable(): boolean {
+    return this.start.wrapped === undefined;
   }
 
   get requestModel(): string {

@@ -1,8 +1,7 @@
 import { z, type ZodType } from 'zod';
 import { ConfigurationError } from '../core/errors.js';
-import type { ChildOutcome } from '../core/run-outcome.js';
 import { FacadeChild } from '../delegation/facade-child.js';
-import type { FramedChild, Placement } from '../delegation/framed-child.js';
+import type { ChildOutcome, FramedChild, Placement } from '../delegation/framed-child.js';
 import type { Message, ModelProvider } from '../model/types.js';
 import type { Capability } from '../tool/capability.js';
 import type { Tool } from '../tool/define-tool.js';
@@ -11,7 +10,8 @@ import { assembleCore } from './agent-assembly.js';
 import type { AgentCore } from './agent-core.js';
 import type { AgentResponse } from './agent-response.js';
 import { executeRun } from './run-loop.js';
-import { callerStart, doorStart } from './run-start.js';
+import { callerStart, doorStart, resumeStart, type ResumeOptions } from './run-start.js';
+import type { RunSnapshot } from '../snapshot/run-snapshot.js';
 
 export { OutputValidationError } from '../core/structured-output.js';
 
@@ -94,6 +94,15 @@ export class Agent implements FramedChild {
       const runOptions = { ...(options.signal ? { signal: options.signal } : {}), ...(options.outputType !== undefined ? { outputType: options.outputType } : {}) };
       const start = callerStart(this.#core, runOptions, undefined, options.history);
       return executeRun(this.#core, renderPrompt(prompt, options.attachments), start) as Promise<AgentResult<T>>;
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** Goes on with a suspended run of this agent, as SymfonicAgent.resume does. */
+  resume<T = unknown>(snapshot: RunSnapshot | string, options: ResumeOptions): Promise<AgentResult<T>> {
+    try {
+      return executeRun(this.#core, '', resumeStart(this.#core, snapshot, options)) as Promise<AgentResult<T>>;
     } catch (error) {
       return Promise.reject(error);
     }

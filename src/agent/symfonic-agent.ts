@@ -1,6 +1,5 @@
 import { ConfigurationError } from '../core/errors.js';
-import type { ChildOutcome } from '../core/run-outcome.js';
-import type { FramedChild, Placement } from '../delegation/framed-child.js';
+import type { ChildOutcome, FramedChild, Placement } from '../delegation/framed-child.js';
 import { assembleDelegation, DelegationCapability } from '../delegation/delegation-capability.js';
 import { ChildLifecycle } from '../delegation/lifecycle.js';
 import { DelegationRoster, type RosterEntry } from '../delegation/roster.js';
@@ -20,7 +19,8 @@ import { FrameworkConfig } from './framework-config.js';
 import { executeRun } from './run-loop.js';
 import { EventHub } from './run-events.js';
 import { type RunOptions } from './run-options.js';
-import { callerStart, doorStart, listenerErrorReporter } from './run-start.js';
+import { callerStart, doorStart, listenerErrorReporter, resumeStart, type ResumeOptions } from './run-start.js';
+import type { RunSnapshot } from '../snapshot/run-snapshot.js';
 
 export interface SymfonicAgentOptions {
   name: string;
@@ -33,9 +33,11 @@ export interface SymfonicAgentOptions {
   config?: FrameworkConfig;
   metricsCollector?: MetricsCollector;
   logger?: Logger;
+  /** Signs the snapshots of this agent's suspended trees (HMAC-SHA256); resume then takes only snapshots it signed. */
+  snapshotKey?: string;
 }
 
-const KEYS = ['name', 'modelProvider', 'instructions', 'description', 'tools', 'subAgents', 'capabilities', 'config', 'metricsCollector', 'logger'] as const;
+const KEYS = ['name', 'modelProvider', 'instructions', 'description', 'tools', 'subAgents', 'capabilities', 'config', 'metricsCollector', 'logger', 'snapshotKey'] as const;
 
 /**
  * The kernel agent: a model/tool loop that can delegate to named children. Everything it is made
@@ -124,6 +126,20 @@ export class SymfonicAgent implements FramedChild {
       const start = callerStart(this.#core, options, hub);
       return { result: executeRun(this.#core, query, start), abort: (reason) => start.owned?.abort(reason) };
     }) as AgentStream<T>;
+  }
+
+  /**
+   * Goes on with a suspended tree (the snapshot a suspended run answered, or its JSON text), in
+   * this process or any other holding an agent of the same name and roster: the same run ids,
+   * tenant and trace, its spend continuing from the snapshot. `decisions` answer every
+   * interruption by id; the snapshot and the decisions are checked before anything runs.
+   */
+  resume<T = unknown>(snapshot: RunSnapshot | string, options: ResumeOptions): Promise<AgentResponse<T>> {
+    try {
+      return executeRun(this.#core, '', resumeStart(this.#core, snapshot, options)) as Promise<AgentResponse<T>>;
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** The child door: runs `task` as the child its delegator placed (see FramedChild). */

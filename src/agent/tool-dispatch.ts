@@ -5,7 +5,12 @@ import { abortErrorFrom, failsTheRun } from '../core/errors.js';
 import type { RunEmitter } from '../core/run-event.js';
 import type { RunFrame } from '../core/run-frame.js';
 import type { Scope } from '../core/scope.js';
-import type { DelegationCallContext } from '../delegation/tools.js';
+import type { DelegationCallContext, ResumableTool } from '../delegation/call-context.js';
+import type { Resumption } from '../delegation/framed-child.js';
+import { PausedCall } from '../snapshot/paused-call.js';
+import { modelVisibleText } from '../core/redact.js';
+import { Question } from './ask-user-tool.js';
+import { toolWait } from './run-suspension.js';
 import type { Message, ToolCall } from '../model/types.js';
 import type { RunAccount } from '../accounting/accounting.js';
 import { ATTR, OPERATION } from '../observability/attributes.js';
@@ -85,42 +90,85 @@ function refuse(run: RunState, call: ToolCall): { tool: Tool; input: unknown } |
   return input.ok ? { tool, input: input.value } : { problem: input.problem, errorType: 'invalid_arguments' };
 }
 
+/** How a call of a resumed turn goes on: it runs approved, it ends with the person's words, or its suspended child goes on. */
+export type CallResume = { readonly approved: true } | { readonly content: string; readonly ok: boolean } | { readonly child: Resumption };
+
+/** Ends the call's span and event, and gives the model its result. */
+function finish(run: RunState, span: Span, call: ToolCall, content: string, ok: boolean): Message {
+  if (run.core.config.captureContent && span.isRecording()) span.setAttribute(ATTR.toolCallResult, content);
+  span.end();
+  run.events?.emit({ type: 'tool.finished', tool: telemetryToolName(call.name), callId: call.id, ok });
+  return { role: 'tool', toolCallId: call.id, content };
+}
+
+/** Whether the call waits for approval: the tool's rule, asked once per call. */
+function approvalNeeded(tool: Tool, input: unknown, ctx: CallContext): boolean | Promise<boolean> {
+  const rule = tool.needsApproval;
+  return typeof rule === 'function' ? rule(input, ctx) : rule === true;
+}
+
 /**
- * Runs one tool call in its `execute_tool` span and returns the message the model reads. Unknown
- * tools, bad arguments and a tool that throws all become that message; only an abort of the run
- * (or a fault of the test kit's own) escapes.
+ * The call waits for a person: its span ends marked with the interruption, and the run will
+ * suspend once the turn's other calls finish. A run that cannot suspend (inside a wrapped child)
+ * gets a message instead, and the call does not run.
  */
-export async function runTool(run: RunState, call: ToolCall): Promise<Message> {
+function pause(run: RunState, span: Span, call: ToolCall, index: number, kind: 'approval' | 'question', detail: { input?: unknown; question?: string }): Message | PausedCall {
+  if (!run.suspendable) {
+    const why = kind === 'approval' ? `tool "${call.name}" needs a person's approval` : 'ask_user needs an answer from a person';
+    return finish(run, span, call, `${why}, and this run cannot wait for one: it runs inside a wrapped child (code of your own around the agent), which cannot be resumed. The call did not run. Go on without it.`, false);
+  }
+  const { wait, interruption } = toolWait(run, call, index, kind, detail);
+  if (span.isRecording()) span.setAttributes({ [ATTR.interruptionId]: wait.id, [ATTR.interruptionKind]: kind });
+  span.end();
+  return new PausedCall({ callId: call.id, wait }, [interruption]);
+}
+
+/** The execute call, or on resume the decided content or the child's resumption. */
+function perform(tool: Tool, input: unknown, ctx: CallContext, resume: CallResume | undefined): unknown {
+  if (resume !== undefined && 'child' in resume) return (tool as Partial<ResumableTool>).resumeChild!(input, resume.child, ctx);
+  return tool.execute(input, ctx);
+}
+
+/**
+ * Runs one tool call in its `execute_tool` span and returns the message the model reads, or a
+ * paused call (it waits for approval or an answer, or its child suspended). Unknown tools, bad
+ * arguments and a tool that throws all become that message; only an abort of the run (or an
+ * error that fails the run) escapes.
+ */
+export async function runTool(run: RunState, call: ToolCall, index: number, resume?: CallResume): Promise<Message | PausedCall> {
   const span = startToolSpan(run, call);
-  const events = run.events;
-  events?.emit({ type: 'tool.started', tool: telemetryToolName(call.name), callId: call.id });
-  const done = (content: string, ok = true): Message => {
-    if (run.core.config.captureContent && span.isRecording()) span.setAttribute(ATTR.toolCallResult, content);
-    span.end();
-    events?.emit({ type: 'tool.finished', tool: telemetryToolName(call.name), callId: call.id, ok });
-    return { role: 'tool', toolCallId: call.id, content };
-  };
+  run.events?.emit({ type: 'tool.started', tool: telemetryToolName(call.name), callId: call.id });
+  if (resume !== undefined && 'content' in resume) return finish(run, span, call, resume.content, resume.ok);
   const ready = refuse(run, call);
   if ('problem' in ready) {
     failSpan(span, new Error(ready.problem), ready.errorType);
-    return done(ready.problem, false);
+    return finish(run, span, call, ready.problem, false);
   }
   const toolContext = trace.setSpan(run.runContext, span);
   const ctx = new CallContext(run, call.id, span, toolContext);
   try {
-    const pending: unknown = otelContext.with(toolContext, () => ready.tool.execute(ready.input, ctx));
+    if (resume === undefined && ready.tool.needsApproval !== undefined) {
+      const needed = approvalNeeded(ready.tool, ready.input, ctx);
+      if (isPromise(needed) ? await needed : needed) return pause(run, span, call, index, 'approval', { input: ready.input });
+    }
+    const pending: unknown = otelContext.with(toolContext, () => perform(ready.tool, ready.input, ctx, resume));
     const result = isPromise(pending) ? await raceAbort(Promise.resolve(pending), run.signal, `tool "${call.name}"`) : pending;
-    return done(toolResultText(result));
+    if (result instanceof PausedCall) {
+      span.end();
+      return result;
+    }
+    if (result instanceof Question) return pause(run, span, call, index, 'question', { question: result.question });
+    return finish(run, span, call, toolResultText(result), true);
   } catch (error) {
     if (run.signal.aborted || failsTheRun(error)) {
       const e = run.signal.aborted ? abortErrorFrom(run.signal) : error;
       failSpan(span, e);
       span.end();
-      events?.emit({ type: 'tool.finished', tool: telemetryToolName(call.name), callId: call.id, ok: false });
+      run.events?.emit({ type: 'tool.finished', tool: telemetryToolName(call.name), callId: call.id, ok: false });
       throw e;
     }
     failSpan(span, error);
     const e = error instanceof Error ? error : new Error(String(error));
-    return done(`tool "${call.name}" failed: ${e.name}: ${e.message}`, false);
+    return finish(run, span, call, modelVisibleText(`tool "${call.name}" failed: ${e.name}: ${e.message}`), false);
   }
 }

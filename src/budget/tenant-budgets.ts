@@ -15,6 +15,8 @@ export interface TenantBudgetsOptions {
   store?: BudgetStore;
   /** Output tokens reserved for a call whose request sets no maxTokens. Default 4096. */
   defaultMaxTokens?: number;
+  /** What a refused model call does: fail (the default), or suspend the tree until someone decides (agent.resume). */
+  onExceeded?: 'refuse' | 'suspend';
 }
 
 const limitSchema = z
@@ -38,6 +40,7 @@ const optionsSchema = z
       'store must implement reserve, settle, release and usage (see BudgetStore)',
     ).optional(),
     defaultMaxTokens: z.number().int().positive().optional(),
+    onExceeded: z.enum(['refuse', 'suspend']).optional(),
   })
   .strict();
 
@@ -48,6 +51,7 @@ const optionsSchema = z
 export class TenantBudgets {
   readonly store: BudgetStore;
   readonly defaultMaxTokens: number;
+  readonly onExceeded: 'refuse' | 'suspend';
   private readonly limits: ReadonlyMap<string, TenantLimit>;
   private readonly defaultLimit: TenantLimit | undefined;
 
@@ -63,6 +67,7 @@ export class TenantBudgets {
     this.defaultLimit = parsed.data.defaultLimit ? Object.freeze({ ...parsed.data.defaultLimit }) : undefined;
     this.store = options.store ?? new InMemoryBudgetStore();
     this.defaultMaxTokens = parsed.data.defaultMaxTokens ?? DEFAULTS.reservedOutputTokens;
+    this.onExceeded = parsed.data.onExceeded ?? 'refuse';
   }
 
   /** The limit for a tenant: its own, else the default, else none (unlimited). */

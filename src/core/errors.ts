@@ -132,6 +132,12 @@ export class MaxTurnsExceededError extends SymfonicError {
   }
 }
 
+/**
+ * A snapshot that cannot be resumed: malformed, cut short, of another version or another root
+ * agent, unsigned where a signature is required, altered, or signed with another key.
+ */
+export class SnapshotError extends SymfonicError {}
+
 /** A run stopped because its signal aborted. `name` is 'AbortError', as fetch and timers use. */
 export class AbortError extends SymfonicError {
   constructor(message = 'the run was aborted', options?: { cause?: unknown }) {

@@ -47,3 +47,15 @@ export function redactSecrets(text: string, known: readonly (string | undefined)
   for (const [pattern, replacement] of RULES) out = out.replace(pattern, replacement);
   return out;
 }
+
+/** The most error text that reaches a model or a span: enough to act on, never a whole response body. */
+export const MAX_VISIBLE_ERROR_CHARS = 4096;
+
+/**
+ * Error text as a model or a span may see it: secrets redacted, and cut to MAX_VISIBLE_ERROR_CHARS
+ * (saying so). The one gate every error text passes before a third party reads it.
+ */
+export function modelVisibleText(text: string): string {
+  const clean = redactSecrets(text.length > MAX_VISIBLE_ERROR_CHARS * 4 ? text.slice(0, MAX_VISIBLE_ERROR_CHARS * 4) : text);
+  return clean.length <= MAX_VISIBLE_ERROR_CHARS ? clean : `${clean.slice(0, MAX_VISIBLE_ERROR_CHARS)}… [cut: ${text.length} characters in all]`;
+}

@@ -1,3 +1,4 @@
+import type { Interruption } from './interruption.js';
 import type { RunFrame } from './run-frame.js';
 import type { Usage } from './usage.js';
 
@@ -17,9 +18,11 @@ export type RunEventBody<Outcome extends string = string> =
   | { type: 'delegation.finished'; child: string; childRunId: string | null; outcome: Outcome }
   | { type: 'budget.warning'; tenantId: string; fraction: number }
   | { type: 'run.finished'; usage: Usage; totalUsage: Usage; costUsd: number | null; totalCostUsd: number | null }
-  | { type: 'run.failed'; errorType: string; message: string };
+  | { type: 'run.failed'; errorType: string; message: string }
+  | { type: 'run.suspended'; interruptions: readonly Interruption[] }
+  | { type: 'run.resumed' };
 
-/** One run's way into its tree's event stream. Its run.finished or run.failed is its last event: later ones are dropped. */
+/** One run's way into its tree's event stream. Its run.finished, run.failed or run.suspended is its last event: later ones are dropped. */
 export interface RunEmitter {
   emit(body: RunEventBody): void;
 }
@@ -29,7 +32,8 @@ export interface RunEmitter {
  * so inherited by every child the runtime places. A run opens its emitter as it starts.
  */
 export interface RunEventSink {
-  open(frame: RunFrame, agent: string): RunEmitter;
+  /** Opens a run's emitter, with its first event: run.started, or run.resumed for a run going on from a snapshot. */
+  open(frame: RunFrame, agent: string, resumed: boolean): RunEmitter;
 }
 
 /**
@@ -43,9 +47,9 @@ export class TeeSink implements RunEventSink {
     private readonly second: RunEventSink,
   ) {}
 
-  open(frame: RunFrame, agent: string): RunEmitter {
-    const a = this.first.open(frame, agent);
-    const b = this.second.open(frame, agent);
+  open(frame: RunFrame, agent: string, resumed: boolean): RunEmitter {
+    const a = this.first.open(frame, agent, resumed);
+    const b = this.second.open(frame, agent, resumed);
     return { emit: (body) => (a.emit(body), b.emit(body)) };
   }
 }

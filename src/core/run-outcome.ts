@@ -32,13 +32,6 @@ export interface Spent {
   readonly accounting: Receipt | undefined;
 }
 
-/** One child's answer, as its delegator reads it: the answer and what it spent. */
-export interface ChildOutcome extends Spent {
-  readonly finalResponse: string;
-  /** The validated structured output, when the delegator asked for one. */
-  readonly output?: unknown;
-}
-
 /**
  * A child run that failed, as its delegator's door sees it: the child's own error, and what the
  * child had spent before it failed (a failed run answers nothing to read its figures from, yet its

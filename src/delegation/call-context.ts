@@ -3,6 +3,7 @@ import type { RunEmitter } from '../core/run-event.js';
 import type { RunFrame } from '../core/run-frame.js';
 import type { RunAccount } from '../accounting/accounting.js';
 import type { ToolContext } from '../tool/tool-context.js';
+import type { Resumption } from './framed-child.js';
 
 /**
  * The tool context the agent loop gives delegation tools: the public ToolContext plus the run's
@@ -17,4 +18,9 @@ export interface DelegationCallContext extends ToolContext {
   readonly traceContext?: Context;
   /** The delegating run's events, when its tree is listened to: delegation.started and .finished go here. */
   readonly events?: RunEmitter | undefined;
+}
+
+/** A tool whose suspended call can go on: run_agent resumes the child run that suspended. */
+export interface ResumableTool {
+  resumeChild(input: unknown, child: Resumption, ctx: DelegationCallContext): Promise<unknown>;
 }

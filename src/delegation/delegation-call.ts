@@ -32,16 +32,26 @@ export class DelegationCall {
     readonly name: string,
   ) {}
 
+  /** The child's tree suspended: the call waits with it (an outcome of its own, not an error). */
+  suspend<P>(paused: P): P {
+    this.record('suspended', undefined);
+    return paused;
+  }
+
   finish(result: string | Refusal): string {
     const text = typeof result === 'string' ? result : result.message;
-    if (this.finished) return text;
+    this.record(typeof result === 'string' ? 'delegated' : result.outcome, typeof result === 'string' ? undefined : result);
+    return text;
+  }
+
+  private record(outcome: DelegationOutcome, result: Refusal | undefined): void {
+    if (this.finished) return;
     this.finished = true;
-    const outcome: DelegationOutcome = typeof result === 'string' ? 'delegated' : result.outcome;
     const span = this.ctx.span;
     if (span?.isRecording()) {
       if (this.name !== '') span.setAttribute(ATTR.delegationChild, this.name);
       span.setAttribute(ATTR.delegationOutcome, outcome);
-      if (typeof result !== 'string') {
+      if (result !== undefined) {
         span.setAttribute(ATTR.errorType, result.errorType);
         span.setStatus({ code: SpanStatusCode.ERROR, message: result.message });
       }
@@ -51,7 +61,6 @@ export class DelegationCall {
     const label = outcome === 'unknown_child' ? '(unknown)' : this.name === '' ? '(invalid)' : this.name;
     this.ctx.account?.delegation(label, outcome);
     this.ctx.events?.emit({ type: 'delegation.finished', child: this.name, childRunId: this.childRunId, outcome });
-    if (typeof result !== 'string') this.ctx.logger.debug({ child: this.name, outcome }, 'delegation did not complete');
-    return text;
+    if (result !== undefined) this.ctx.logger.debug({ child: this.name, outcome }, 'delegation did not complete');
   }
 }

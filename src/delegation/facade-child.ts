@@ -2,10 +2,9 @@ import { ConfigurationError } from '../core/errors.js';
 import type { Usage } from '../core/usage.js';
 import type { Capability } from '../tool/capability.js';
 import type { Tool } from '../tool/define-tool.js';
-import type { ChildOutcome } from '../core/run-outcome.js';
 import type { ChildAgent, ChildResponse, ChildRunOptions } from './child.js';
 import { DELEGATION_CAPABILITY } from './delegation-capability.js';
-import { isFramedChild, type FramedChild, type Placement } from './framed-child.js';
+import { isFramedChild, type ChildOutcome, type FramedChild, type Placement } from './framed-child.js';
 import { runWrapped } from './wrapped-child.js';
 
 interface FacadeLike {

@@ -1,7 +1,26 @@
 import type { ZodType } from 'zod';
 import type { Accounting } from '../accounting/accounting.js';
+import type { Decisions, Interruption } from '../core/interruption.js';
 import type { RunFrame } from '../core/run-frame.js';
-import type { ChildOutcome } from '../core/run-outcome.js';
+import type { Spent } from '../core/run-outcome.js';
+import type { SuspendedRun } from '../snapshot/run-snapshot.js';
+
+/** One child's answer, as its delegator reads it: the answer and what it spent, or its suspension. */
+export interface ChildOutcome extends Spent {
+  readonly finalResponse: string;
+  /** The validated structured output, when the delegator asked for one. */
+  readonly output?: unknown;
+  /** 'suspended': the child's tree waits on the interruptions, and `suspension` is where it stands. Absent: completed. */
+  readonly status?: 'completed' | 'suspended';
+  readonly interruptions?: readonly Interruption[];
+  readonly suspension?: SuspendedRun;
+}
+
+/** A suspended run to go on with, and the decisions for its tree's interruptions. */
+export interface Resumption {
+  readonly run: SuspendedRun;
+  readonly decisions: Decisions;
+}
 
 /**
  * Where a child run stands before it starts, as its delegator decided it: the frame the runtime
@@ -14,6 +33,8 @@ export interface Placement {
   readonly accounting: Accounting | undefined;
   /** What the delegator asks back: the child's model is asked for it and its answer validated. */
   readonly outputType: ZodType | undefined;
+  /** Set when the child goes on from where it suspended, instead of starting on its task. */
+  readonly resume?: Resumption | undefined;
 }
 
 /**

@@ -3,12 +3,12 @@ import type { ZodType } from 'zod';
 import { ConfigurationError, DuplicateChildError, UnknownChildError } from '../core/errors.js';
 import { newRunId } from '../core/ids.js';
 import { frameFrom, type RunFrame } from '../core/run-frame.js';
-import { RunFailure, type ChildOutcome } from '../core/run-outcome.js';
+import { RunFailure } from '../core/run-outcome.js';
 import { makeScope, type Scope } from '../core/scope.js';
 import { NAME_PATTERN } from '../tool/define-tool.js';
 import type { ChildAgent } from './child.js';
 import { foreignSpent } from './child-answer.js';
-import { isFramedChild, type Placement } from './framed-child.js';
+import { isFramedChild, type ChildOutcome, type Placement } from './framed-child.js';
 import { runWrapped } from './wrapped-child.js';
 import { assertNoWriteSurface } from './write-surface.js';
 

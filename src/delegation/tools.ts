@@ -5,14 +5,16 @@ import { refuseUnknownKeys } from '../core/options.js';
 import { BudgetExceededError, ConfigurationError, UnknownChildError, abortErrorFrom, failsTheRun, isAbortError } from '../core/errors.js';
 import { newRunId } from '../core/ids.js';
 import { childFrame, frameFrom, type RunFrame } from '../core/run-frame.js';
-import { RunFailure, type ChildOutcome } from '../core/run-outcome.js';
+import { RunFailure } from '../core/run-outcome.js';
 import { ATTR } from '../observability/attributes.js';
 import { defineTool, type Tool } from '../tool/define-tool.js';
-import type { DelegationCallContext } from './call-context.js';
+import type { DelegationCallContext, ResumableTool } from './call-context.js';
+import { PausedCall } from '../snapshot/paused-call.js';
 import { answerText } from './child-answer.js';
 import { DelegationContext } from './context.js';
 import { DelegationCall, Refusal } from './delegation-call.js';
 import { DepthPolicy } from './depth.js';
+import type { ChildOutcome, Resumption } from './framed-child.js';
 import { taskText, type DelegationRoster } from './roster.js';
 
 export type { DelegationCallContext } from './call-context.js';
@@ -39,9 +41,15 @@ const RUN_AGENT_PARAMETERS: object = (() => {
 const runAgentArguments = z.object({ name: z.string(), task: z.unknown().optional() });
 const OPTION_KEYS = ['roster', 'depth', 'context', 'childTimeoutMs', 'maxConcurrentDelegations'];
 
-/** A run_agent tool carries its per-run state, so the agent it is given to closes each run's state. */
-export interface RunAgentTool extends Tool {
+/** A run_agent tool carries its per-run state, so the agent it is given to closes each run's state; and it resumes a suspended child. */
+export interface RunAgentTool extends Tool, ResumableTool {
   readonly delegationContext: DelegationContext;
+  readonly roster: DelegationRoster;
+}
+
+export function rosterOfTool(tool: Tool | undefined): DelegationRoster | undefined {
+  const c = (tool as Partial<RunAgentTool> | undefined)?.delegationContext;
+  return c instanceof DelegationContext ? (tool as RunAgentTool).roster : undefined;
 }
 
 export function delegationContextOf(tool: Tool | undefined): DelegationContext | undefined {
@@ -85,7 +93,9 @@ export class DelegationTools {
       input: z.unknown() as ZodType<unknown>,
       writeSurface: false,
       execute: (input: unknown, ctx: DelegationCallContext) => this.call(input, ctx),
+      resumeChild: (input: unknown, child: Resumption, ctx: DelegationCallContext) => this.call(input, ctx, child),
       delegationContext: this.context,
+      roster: this.roster,
     });
     const listing = JSON.stringify(this.roster.definitions());
     this.listAgents = defineTool({
@@ -100,8 +110,8 @@ export class DelegationTools {
     return [this.runAgent, this.listAgents as Tool];
   }
 
-  /** run_agent's body: reads the model's arguments, then delegates. */
-  private call(input: unknown, ctx: DelegationCallContext): Promise<string> {
+  /** run_agent's body: reads the model's arguments, then delegates (or, `resume` given, goes on with the child that suspended). */
+  private call(input: unknown, ctx: DelegationCallContext, resume?: Resumption): Promise<string | PausedCall> {
     const refuse = (problem: string) => Promise.resolve(new DelegationCall(ctx, '').finish(new Refusal('invalid_request', problem)));
     if (typeof input === 'string') {
       // Arguments that were not JSON at all reach run_agent as text (see parseToolInput).
@@ -122,23 +132,26 @@ export class DelegationTools {
       const problem = `run_agent refused: the task for "${args.data.name}" is nested too deeply to pass on. Write it as text.`;
       return Promise.resolve(new DelegationCall(ctx, args.data.name).finish(new Refusal('invalid_request', problem)));
     }
-    return this.delegate(args.data.name, task, ctx);
+    return this.delegate(args.data.name, task, ctx, resume);
   }
 
-  /** Runs one delegation and returns the text the model reads. Throws only when the parent itself is aborted. */
-  async delegate(name: string, task: string, ctx: DelegationCallContext): Promise<string> {
+  /**
+   * Runs one delegation and returns the text the model reads, or the paused call when the child's
+   * tree suspended. Throws only when the parent itself is aborted.
+   */
+  async delegate(name: string, task: string, ctx: DelegationCallContext, resume?: Resumption): Promise<string | PausedCall> {
     const call = new DelegationCall(ctx, name);
     const frame = ctx.frame ?? frameOf(ctx);
     const ceiling = this.depth.ceilingFor(frame.maxDepth);
     const refused = this.refusalBefore(name, task, frame.depth, ceiling);
     if (refused) return call.finish(refused);
     // A run nothing can abort shares one never-aborting signal: no listener to hang on it.
-    if (ctx.signal === NEVER_ABORTS) return this.runChild(call, frame, ceiling, task);
+    if (ctx.signal === NEVER_ABORTS) return this.runChild(call, frame, ceiling, task, resume);
     // Recorded the moment the parent aborts, before the loop ends this call's span.
     const onAbort = () => call.finish(new Refusal('aborted', `the run was aborted while "${name}" was working.`, 'AbortError'));
     ctx.signal.addEventListener('abort', onAbort, { once: true });
     try {
-      return await this.runChild(call, frame, ceiling, task);
+      return await this.runChild(call, frame, ceiling, task, resume);
     } finally {
       ctx.signal.removeEventListener('abort', onAbort);
     }
@@ -151,9 +164,10 @@ export class DelegationTools {
     return undefined;
   }
 
-  private async runChild(call: DelegationCall, frame: RunFrame, ceiling: number, task: string): Promise<string> {
+  private async runChild(call: DelegationCall, frame: RunFrame, ceiling: number, task: string, resume: Resumption | undefined): Promise<string | PausedCall> {
     const { ctx, name } = call;
-    const childRunId = newRunId();
+    // A resumed child goes on under the run id it suspended with.
+    const childRunId = resume?.run.runId ?? newRunId();
     if (ctx.span?.isRecording()) ctx.span.setAttribute(ATTR.delegationChildRunId, childRunId);
     let release: () => void;
     try {
@@ -163,7 +177,8 @@ export class DelegationTools {
       call.finish(new Refusal('aborted', `the run was aborted before "${name}" could start.`, 'AbortError'));
       throw abortErrorFrom(ctx.signal);
     }
-    this.context.recordStart(ctx.runId, name);
+    // A resumed delegator's delegatedTo already names it.
+    if (resume === undefined) this.context.recordStart(ctx.runId, name);
     call.childRunId = childRunId;
     ctx.events?.emit({ type: 'delegation.started', child: name, childRunId });
     const signal = childSignal(ctx.signal, this.childTimeoutMs);
@@ -171,9 +186,11 @@ export class DelegationTools {
     let running: Promise<ChildOutcome> | undefined;
     try {
       const child = childFrame(frame, { runId: childRunId, signal: signal.signal, traceContext: ctx.traceContext, maxDepth: ceiling, timeoutMs: this.childTimeoutMs });
-      running = this.roster.start(name, task, { frame: child, accounting: ctx.account?.accounting, outputType });
+      running = this.roster.start(name, task, { frame: child, accounting: ctx.account?.accounting, outputType, resume });
       // Raced, because a child that ignores its signal must still be let go at its timeout.
       const outcome = await raceAbort(running, signal.signal, `sub-agent "${name}"`);
+      // Its spend so far stays in its own figures until it answers: taken in then, once.
+      if (outcome.status === 'suspended') return call.suspend(new PausedCall({ callId: ctx.toolCallId, child: outcome.suspension! }, outcome.interruptions ?? []));
       const text = answerText(outcome, outputType);
       ctx.account?.absorbChild(outcome);
       return call.finish(text);

@@ -1,11 +1,11 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { context as otelContext } from '@opentelemetry/api';
-import { RunFailure, type ChildOutcome, type Spent } from '../core/run-outcome.js';
+import { RunFailure, type Spent } from '../core/run-outcome.js';
 import type { RunFrame } from '../core/run-frame.js';
 import { NEVER_ABORTS } from '../core/signals.js';
 import type { ChildAgent, ChildRunOptions } from './child.js';
 import { foreignOutcome, foreignSpent } from './child-answer.js';
-import type { Placement } from './framed-child.js';
+import type { ChildOutcome, Placement } from './framed-child.js';
 
 /**
  * The one adapter for children that do not open the child door: a wrapper of the user's around

@@ -43,6 +43,11 @@ export const ATTR = {
   totalCostUsd: 'symfonic.cost.total_usd',
   usageSource: 'symfonic.usage.source',
   toolCallSeq: 'symfonic.tool.call.seq',
+  /** On an invoke_agent span: 'suspended' when the run suspended (not an error); absent when it ended. */
+  runStatus: 'symfonic.run.status',
+  /** On the span of a call that waits: the interruption it waits on, and its kind. */
+  interruptionId: 'symfonic.interruption.id',
+  interruptionKind: 'symfonic.interruption.kind',
 } as const;
 
 export const OPERATION = {
@@ -70,11 +75,14 @@ export type DelegationOutcome =
   | 'child_error'
   | 'budget_exceeded'
   | 'aborted'
-  | 'invalid_request';
+  | 'invalid_request'
+  | 'suspended';
 
 export const SPAN_EVENT = {
   budgetWarning: 'symfonic.budget.warning',
   budgetUnchecked: 'symfonic.budget.unchecked',
+  /** A budget refused the call under onExceeded 'suspend': the call was not made, the run suspends. */
+  budgetSuspended: 'symfonic.budget.suspended',
 } as const;
 
 export const TRACER_NAME = 'symfonic';

@@ -3,11 +3,11 @@ import type { Message, Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { z, type ZodType } from 'zod';
 import { BudgetExceededError, ConfigurationError, abortErrorFrom, isAbortError } from '../core/errors.js';
-import { RunFailure, type ChildOutcome, type Receipt } from '../core/run-outcome.js';
+import { RunFailure, type Receipt } from '../core/run-outcome.js';
 import type { Usage } from '../core/usage.js';
 import type { ChildAgent, ChildResponse, ChildRunOptions } from '../delegation/child.js';
 import { foreignSpent } from '../delegation/child-answer.js';
-import type { FramedChild, Placement } from '../delegation/framed-child.js';
+import type { ChildOutcome, FramedChild, Placement } from '../delegation/framed-child.js';
 import { SubAgent } from '../delegation/sub-agent.js';
 import { childRunOptions } from '../delegation/wrapped-child.js';
 import { outgoingHeaders } from './outgoing-headers.js';
@@ -118,6 +118,7 @@ export class RemoteChildAgent implements ChildAgent, FramedChild {
    */
   async runInFrame(task: string, placement: Placement): Promise<ChildOutcome> {
     const runId = placement.frame.runId;
+    if (placement.resume !== undefined) throw new RunFailure(new ConfigurationError(`remote agent "${this.options.name}" cannot go on from a snapshot: a remote child never suspends.`), foreignSpent(runId, task, ''));
     try {
       const r = await this.run(task, childRunOptions(placement.frame));
       return { runId, finalResponse: r.finalResponse, totalUsage: r.totalUsage, totalCostUsd: r.totalCostUsd, accounting: r.accounting };

@@ -1,6 +1,7 @@
 import { z, type ZodType } from 'zod';
 import { NAME_PATTERN } from '../core/defaults.js';
 import { ConfigurationError } from '../core/errors.js';
+import { refuseUnknownKeys } from '../core/options.js';
 import type { ToolDefinition } from '../model/types.js';
 import type { ToolContext } from './tool-context.js';
 
@@ -15,8 +16,19 @@ export interface Tool<Input = unknown> {
   readonly input: ZodType<Input>;
   /** A tool that changes state outside the run. A pre-built child holding one is refused. */
   readonly writeSurface: boolean;
+  /**
+   * Whether a call waits for a person's approval before it runs: the tree suspends, and the call
+   * runs (or is declined) when agent.resume brings the decision. A function decides per call.
+   */
+  readonly needsApproval?: NeedsApproval<Input> | undefined;
   execute(input: Input, ctx: ToolContext): unknown;
 }
+
+/**
+ * A tool's approval rule: always, never, or per call from its validated input. (Declared as a
+ * method's type, so a tool of any input is still a `Tool`, as `execute` lets it be.)
+ */
+export type NeedsApproval<Input = unknown> = boolean | { rule(input: Input, ctx: ToolContext): boolean | Promise<boolean> }['rule'];
 
 export interface ToolSpec<S extends ZodType> {
   name: string;
@@ -24,6 +36,7 @@ export interface ToolSpec<S extends ZodType> {
   input: S;
   execute(input: z.output<S>, ctx: ToolContext): unknown;
   writeSurface?: boolean;
+  needsApproval?: NeedsApproval<z.output<S>>;
 }
 
 /**
@@ -45,6 +58,10 @@ export function defineTool<S extends ZodType>(spec: ToolSpec<S>): Tool<z.output<
     throw new ConfigurationError(`tool "${spec.name}": input must be a zod schema, e.g. z.object({ city: z.string() }).`);
   }
   if (typeof spec.execute !== 'function') throw new ConfigurationError(`tool "${spec.name}" needs an execute(input, ctx) function.`);
+  if (spec.needsApproval !== undefined && typeof spec.needsApproval !== 'boolean' && typeof spec.needsApproval !== 'function') {
+    throw new ConfigurationError(`tool "${spec.name}": needsApproval must be a boolean or a function (input, ctx) => boolean | Promise<boolean>.`);
+  }
+  refuseUnknownKeys(`tool "${spec.name}"`, spec, ['name', 'description', 'input', 'execute', 'writeSurface', 'needsApproval']);
   let parameters: Record<string, unknown>;
   try {
     // The input side: the model writes what the schema parses, so a field with a default is
@@ -63,6 +80,7 @@ export function defineTool<S extends ZodType>(spec: ToolSpec<S>): Tool<z.output<
     parameters: Object.freeze(parameters),
     input: spec.input,
     writeSurface: spec.writeSurface === true,
+    needsApproval: spec.needsApproval === false ? undefined : spec.needsApproval,
     execute: spec.execute,
   }) as Tool<z.output<S>>;
 }

@@ -140,10 +140,13 @@ describe('scope across a delegation tree', () => {
       expect(asked[0]!.runId).not.toBe(r.runId);
     });
 
-    it('with a scope but no handler, ask_user is refused as a tool message', async () => {
+    it('with a scope but no handler, ask_user suspends the tree with the question, and the answer resumes it', async () => {
       const { parent } = build();
       const r = await parent.run('start', { scope: scopeInput });
-      expect(r.finalResponse).toMatch(/ask_user refused: nobody is listening/);
+      expect(r.status).toBe('suspended');
+      expect(r.interruptions).toEqual([expect.objectContaining({ kind: 'question', question: 'Which region?', agent: 'asker', depth: 1, rootRunId: r.runId })]);
+      const done = await parent.resume(r.snapshot!, { decisions: { [r.interruptions[0]!.id]: { answer: 'EU' } } });
+      expect(done.finalResponse).toBe('parent read: asker read: EU');
     });
   });
 });

@@ -1,0 +1,59 @@
+import { SnapshotError } from '../core/errors.js';
+import { DELEGATION_CAPABILITY } from '../delegation/delegation-capability.js';
+import type { DelegationRoster } from '../delegation/roster.js';
+import type { SuspendedRun } from '../snapshot/run-snapshot.js';
+import type { AgentCore } from './agent-core.js';
+
+/** The roster of an agent-like child (its delegation capability's), if it delegates. */
+function rosterOf(agent: unknown): DelegationRoster | undefined {
+  const capabilities = (agent as { capabilities?: unknown } | null)?.capabilities;
+  if (!Array.isArray(capabilities)) return undefined;
+  const delegation = capabilities.find((c: { name?: unknown }) => c?.name === DELEGATION_CAPABILITY) as { roster?: DelegationRoster } | undefined;
+  return delegation?.roster;
+}
+
+function childName(args: string): string | undefined {
+  try {
+    const name = (JSON.parse(args) as { name?: unknown } | null)?.name;
+    return typeof name === 'string' ? name : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Checks a suspended tree against the agents that are to resume it, before anything runs: each
+ * run's waiting turn matches its last message, and each suspended child is still in its
+ * delegator's roster (a renamed or removed child, a changed roster, is a tree this agent cannot
+ * continue: said, with what changed). Walked without recursion.
+ */
+export function checkRoster(core: AgentCore, root: SuspendedRun): void {
+  const stack: { run: SuspendedRun; roster: DelegationRoster | undefined; agent: string }[] = [{ run: root, roster: core.roster, agent: core.name }];
+  while (stack.length > 0) {
+    const { run, roster, agent } = stack.pop()!;
+    const last = run.messages[run.messages.length - 1]!;
+    if ('model' in run.waits) {
+      if (last.role === 'assistant') throw new SnapshotError(`run "${run.runId}" waits on a model call, but its conversation ends with the model's answer: the snapshot is not as it was written.`);
+      continue;
+    }
+    const states = run.waits.calls;
+    const calls = last.role === 'assistant' ? (last.toolCalls ?? []) : [];
+    if (calls.length !== states.length || calls.some((c, i) => c.id !== states[i]!.callId)) {
+      throw new SnapshotError(`run "${run.runId}" waits on tool calls that are not its last turn's: the snapshot is not as it was written.`);
+    }
+    states.forEach((state, i) => {
+      if (!('child' in state)) return;
+      const call = calls[i]!;
+      const name = call.name === 'run_agent' ? childName(call.arguments) : undefined;
+      const entry = name === undefined ? undefined : roster?.find(name);
+      if (entry === undefined) {
+        const have = roster?.names.map((n) => `"${n}"`).join(', ') || 'none';
+        throw new SnapshotError(
+          `the snapshot's child run "${state.child.runId}" was started by "${agent}" as "${name ?? call.name}", which agent "${agent}" here has no child of ` +
+            `(its children: ${have}): the roster changed since the tree suspended. Resume it with the roster it was written with.`,
+        );
+      }
+      stack.push({ run: state.child, roster: rosterOf(entry.agent), agent: name! });
+    });
+  }
+}

@@ -1,0 +1,75 @@
+import { trace } from '@opentelemetry/api';
+import type { Interruption } from '../core/interruption.js';
+import { RunFailure, type RunFigures, type Spent } from '../core/run-outcome.js';
+import type { RunWait } from '../snapshot/run-snapshot.js';
+import { SNAPSHOT_VERSION, type RunSnapshot, type SuspendedRun } from '../snapshot/run-snapshot.js';
+import { sealSnapshot } from '../snapshot/snapshot-codec.js';
+import { ATTR } from '../observability/attributes.js';
+import type { AgentResponse } from './agent-response.js';
+import { runFailed, runFinished } from './run-events.js';
+import type { RunState } from './run-state.js';
+import { failSpan, setRunTotals } from './run-span.js';
+import { suspendedRun } from './run-suspension.js';
+
+/** How a run left its loop: with an answer, with an error, or waiting. */
+export type Exit = { text: string; output: unknown } | { error: unknown } | { paused: { waits: RunWait; interruptions: readonly Interruption[] } };
+
+const NONE: readonly never[] = Object.freeze([]);
+
+/**
+ * The close sequence, for every exit: the account is closed (its store writes landed) before
+ * this runs; then the run's delegation state, its span, its last event, the signal it owns and
+ * the report to a wrapped-child adapter. An answer resolves; a suspension resolves too, with the
+ * run written down (a snapshot at the root, the run's state at a door); an error rejects, as
+ * itself for a caller's run() and as a RunFailure carrying what was spent at a delegation door.
+ */
+export function closeRun(run: RunState, exit: Exit, figures: RunFigures, started: number): AgentResponse {
+  const { core, frame: f, start } = run;
+  const delegatedTo = core.delegationContext ? core.delegationContext.close(f.runId) : NONE;
+  const recording = run.span.isRecording();
+  if (recording) setRunTotals(run.span, figures);
+  const suspended = 'paused' in exit ? suspendedRun(run, exit.paused.waits, figures, delegatedTo, !start.door) : undefined;
+  if ('error' in exit) failSpan(run.span, exit.error);
+  else if (suspended !== undefined && recording) run.span.setAttribute(ATTR.runStatus, 'suspended');
+  run.span.end();
+  run.events?.emit('error' in exit ? runFailed(exit.error) : 'paused' in exit ? { type: 'run.suspended', interruptions: exit.paused.interruptions } : runFinished(figures));
+  start.owned?.dispose();
+  const spent: Spent = { runId: f.runId, totalUsage: figures.total, totalCostUsd: figures.totalCostUsd, accounting: run.account.receipt };
+  start.wrapped?.report(spent);
+  const durationMs = performance.now() - started;
+  if ('error' in exit) {
+    if (core.logger.isLevelEnabled('warn')) run.log().warn({ err: exit.error }, 'run failed');
+    throw start.door ? new RunFailure(exit.error, spent) : exit.error;
+  }
+  if (core.logger.isLevelEnabled('debug')) run.log().debug({ duration_ms: durationMs, delegated_to: delegatedTo, suspended: suspended !== undefined }, 'run ended');
+  const text = 'text' in exit ? exit.text : '';
+  const sc = run.span.spanContext();
+  const response: AgentResponse = {
+    status: suspended === undefined ? 'completed' : 'suspended',
+    finalResponse: text,
+    text,
+    messages: run.messages,
+    runId: f.runId,
+    rootRunId: f.rootRunId,
+    parentRunId: f.parentRunId,
+    agentDepth: f.depth,
+    delegatedTo,
+    usage: figures.own,
+    totalUsage: figures.total,
+    costUsd: figures.costUsd,
+    totalCostUsd: figures.totalCostUsd,
+    durationMs,
+    accounting: spent.accounting!,
+    interruptions: 'paused' in exit ? exit.paused.interruptions : NONE,
+    snapshot: suspended === undefined || start.door ? null : snapshotOf(run, suspended),
+    traceId: trace.isSpanContextValid(sc) ? sc.traceId : null,
+  };
+  if ('text' in exit && run.outputType !== undefined) response.output = exit.output;
+  // At a door, the delegator writes the child's state into its own.
+  if (suspended !== undefined && start.door) (response as { suspension?: SuspendedRun }).suspension = suspended;
+  return response;
+}
+
+function snapshotOf(run: RunState, suspended: SuspendedRun): RunSnapshot {
+  return sealSnapshot({ version: SNAPSHOT_VERSION, agent: run.core.name, run: suspended }, run.core.snapshotKey);
+}

@@ -1,0 +1,113 @@
+import { trace } from '@opentelemetry/api';
+import { ConfigurationError, type BudgetExceededError } from '../core/errors.js';
+import type { Decision, Decisions, Interruption } from '../core/interruption.js';
+import type { RunFigures } from '../core/run-outcome.js';
+import type { ToolCall } from '../model/types.js';
+import type { RunWait, SuspendedRun, WaitingInterruption } from '../snapshot/run-snapshot.js';
+import type { RunState } from './run-state.js';
+
+/** What a run hands up when it suspends: where it stands, and every interruption of its subtree. */
+export interface Suspension {
+  readonly run: SuspendedRun;
+  readonly interruptions: readonly Interruption[];
+}
+
+/** An interruption's id: the run, the turn and the call (or the model call) that waits. Unique in a tree, the same on every replay. */
+function interruptionId(run: RunState, where: number | 'model'): string {
+  return `${run.frame.runId}:${run.turns}:${where}`;
+}
+
+function lineage(run: RunState): Pick<Interruption, 'runId' | 'rootRunId' | 'parentRunId' | 'agent' | 'depth'> {
+  const f = run.frame;
+  return { runId: f.runId, rootRunId: f.rootRunId, parentRunId: f.parentRunId, agent: run.core.name, depth: f.depth };
+}
+
+/** A tool call that waits for approval, or (ask_user) for an answer. */
+export function toolWait(run: RunState, call: ToolCall, index: number, kind: 'approval' | 'question', detail: { input?: unknown; question?: string }): { wait: WaitingInterruption; interruption: Interruption } {
+  const id = interruptionId(run, index);
+  const interruption: Interruption = { id, kind, ...lineage(run), tool: call.name, callId: call.id, ...detail };
+  return { wait: { id, kind }, interruption };
+}
+
+/** A model call a budget refused, under onExceeded 'suspend'. */
+export function budgetWait(run: RunState, error: BudgetExceededError): { wait: WaitingInterruption; interruption: Interruption } {
+  const id = interruptionId(run, 'model');
+  const { tenantId, limitName, limit, spent, reserved, requested } = error;
+  return { wait: { id, kind: 'budget', refusal: { tenantId, limitName, limit, spent, reserved, requested } }, interruption: { id, kind: 'budget', ...lineage(run), tenantId, limitName } };
+}
+
+/** The run as data, as it suspends: what it cannot be rebuilt without. The root also states its place in the tree. */
+export function suspendedRun(run: RunState, waits: RunWait, figures: RunFigures, delegatedTo: readonly string[], isRoot: boolean): SuspendedRun {
+  const f = run.frame;
+  const out: { -readonly [K in keyof SuspendedRun]: SuspendedRun[K] } = { runId: f.runId, messages: run.messages, turns: run.turns, figures, delegatedTo: [...delegatedTo], waits };
+  if (isRoot) out.place = { rootRunId: f.rootRunId, parentRunId: f.parentRunId, depth: f.depth, scope: f.scope ?? null };
+  if (f.maxDepth !== undefined) out.maxDepth = f.maxDepth;
+  if (f.deadline !== undefined) out.deadline = f.deadline;
+  const sc = run.span.spanContext();
+  if (trace.isSpanContextValid(sc)) out.span = { traceId: sc.traceId, spanId: sc.spanId, flags: sc.traceFlags };
+  return out;
+}
+
+/** Every interruption a suspended tree waits on, by id: walked without recursion. */
+export function waitsOf(root: SuspendedRun): Map<string, WaitingInterruption> {
+  const found = new Map<string, WaitingInterruption>();
+  const stack: SuspendedRun[] = [root];
+  while (stack.length > 0) {
+    const run = stack.pop()!;
+    const waits = run.waits;
+    if ('model' in waits) found.set(waits.model.id, waits.model);
+    else
+      for (const c of waits.calls) {
+        if ('wait' in c) found.set(c.wait.id, c.wait);
+        else if ('child' in c) stack.push(c.child);
+      }
+  }
+  return found;
+}
+
+const FITS: Record<WaitingInterruption['kind'], (d: Decision) => boolean> = {
+  approval: (d) => 'approve' in d,
+  question: (d) => 'answer' in d || ('approve' in d && d.approve === false),
+  budget: (d) => 'retry' in d || ('approve' in d && d.approve === false),
+};
+
+const EXPECTED: Record<WaitingInterruption['kind'], string> = {
+  approval: '{ approve: true } or { approve: false, reason? }',
+  question: '{ answer: string } or { approve: false, reason? }',
+  budget: '{ retry: true } or { approve: false }',
+};
+
+function isDecision(d: unknown): d is Decision {
+  if (typeof d !== 'object' || d === null) return false;
+  const o = d as Record<string, unknown>;
+  if ('approve' in o) return (o.approve === true && Object.keys(o).length === 1) || (o.approve === false && Object.keys(o).every((k) => k === 'approve' || (k === 'reason' && typeof o.reason === 'string')));
+  if ('answer' in o) return typeof o.answer === 'string' && Object.keys(o).length === 1;
+  if ('retry' in o) return o.retry === true && Object.keys(o).length === 1;
+  return false;
+}
+
+/**
+ * Checks the decisions answer exactly the tree's interruptions, each with a decision of its kind,
+ * before anything runs: a missing one would leave a branch waiting for nobody, an unknown one is a
+ * decision someone believes was applied.
+ */
+export function checkDecisions(root: SuspendedRun, decisions: unknown): Decisions {
+  if (typeof decisions !== 'object' || decisions === null || Array.isArray(decisions)) {
+    throw new ConfigurationError('resume needs { decisions: { [interruptionId]: decision } }: one decision for each interruption of response.interruptions.');
+  }
+  const waits = waitsOf(root);
+  const given = decisions as Record<string, unknown>;
+  const missing = [...waits.keys()].filter((id) => !(id in given));
+  const unknown = Object.keys(given).filter((id) => !waits.has(id));
+  if (missing.length > 0 || unknown.length > 0) {
+    const parts = [missing.length > 0 ? `no decision for ${missing.map((i) => `"${i}"`).join(', ')}` : '', unknown.length > 0 ? `decisions for ${unknown.map((i) => `"${i}"`).join(', ')}, which this snapshot does not wait on` : ''];
+    throw new ConfigurationError(`resume: ${parts.filter((p) => p !== '').join('; ')}. Decide each of response.interruptions by its id; nothing was run.`);
+  }
+  for (const [id, wait] of waits) {
+    const d = given[id];
+    if (!isDecision(d) || !FITS[wait.kind](d)) {
+      throw new ConfigurationError(`resume: the decision for "${id}" (a ${wait.kind} interruption) must be ${EXPECTED[wait.kind]}; got ${JSON.stringify(d)}. Nothing was run.`);
+    }
+  }
+  return given as Decisions;
+}

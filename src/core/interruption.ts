@@ -1,0 +1,30 @@
+/**
+ * A run waits for somebody: a tool call that needs approval, a question for the user, or a model
+ * call a budget refused. Anywhere in the tree, it suspends the tree; the interruption says who
+ * waits (its lineage) and what for, and its id is what a decision answers.
+ */
+export interface Interruption {
+  readonly id: string;
+  readonly kind: 'approval' | 'question' | 'budget';
+  readonly runId: string;
+  readonly rootRunId: string;
+  readonly parentRunId: string | null;
+  readonly agent: string;
+  readonly depth: number;
+  /** approval and question: the tool call that waits. */
+  readonly tool?: string;
+  readonly callId?: string;
+  /** approval: the call's validated input. */
+  readonly input?: unknown;
+  /** question: what ask_user asked. */
+  readonly question?: string;
+  /** budget: the refusal. */
+  readonly tenantId?: string;
+  readonly limitName?: 'maxTokens' | 'maxCostUsd';
+}
+
+/** What a person decides for one interruption. */
+export type Decision = { approve: true } | { approve: false; reason?: string } | { answer: string } | { retry: true };
+
+/** Decisions by interruption id. */
+export type Decisions = Readonly<Record<string, Decision>>;

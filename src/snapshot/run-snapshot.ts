@@ -1,0 +1,78 @@
+import type { BudgetRefusal } from '../core/errors.js';
+import type { Interruption } from '../core/interruption.js';
+import type { RunFigures } from '../core/run-outcome.js';
+import type { Scope } from '../core/scope.js';
+import type { Message } from '../model/types.js';
+
+/** The one snapshot format this code writes, and the versions it reads. */
+export const SNAPSHOT_VERSION = 1;
+
+/**
+ * A suspended tree, written down as plain JSON data: what survives `JSON.parse(JSON.stringify(s))`
+ * and resumes in any process holding an agent of the same name and roster. Only the unfinished
+ * runs are in it, each with what it cannot be rebuilt without (see docs/design.md, "Snapshots").
+ */
+export interface RunSnapshot {
+  readonly version: typeof SNAPSHOT_VERSION;
+  /** The root agent's name: a snapshot resumes only on an agent of that name. */
+  readonly agent: string;
+  readonly run: SuspendedRun;
+  /** HMAC-SHA256 (hex) of the canonical JSON of the rest, with the agent's snapshotKey. */
+  readonly signature?: string;
+}
+
+/** The place in the tree only the root states; a child's is derived from its delegator's. */
+export interface RootPlace {
+  readonly rootRunId: string;
+  readonly parentRunId: string | null;
+  readonly depth: number;
+  readonly scope: Scope | null;
+}
+
+/** The suspended run's span, to link its resumed span to (and, for the root, to carry the trace on). */
+export interface SpanLink {
+  readonly traceId: string;
+  readonly spanId: string;
+  readonly flags: number;
+}
+
+/** One unfinished run. */
+export interface SuspendedRun {
+  readonly runId: string;
+  /** The root's only. */
+  readonly place?: RootPlace;
+  /** The tightest depth ceiling above the run, if any applied. */
+  readonly maxDepth?: number;
+  /** Epoch ms by which the run must be over, if anyone set one. */
+  readonly deadline?: number;
+  /** The conversation so far, the assistant turn that is waiting included. */
+  readonly messages: readonly Message[];
+  /** Model calls the run made (the maxTurns count). */
+  readonly turns: number;
+  /** What the run had spent when it suspended: its own calls and its subtree. */
+  readonly figures: RunFigures;
+  /** Children it had started, in order. */
+  readonly delegatedTo: readonly string[];
+  readonly span?: SpanLink;
+  /** What the run waits on: a model call a budget refused, or the tool calls of its last turn. */
+  readonly waits: RunWait;
+}
+
+export type RunWait = { readonly model: WaitingInterruption } | { readonly calls: readonly CallState[] };
+
+/**
+ * An interruption as written down: its id, kind and what cannot be read from the conversation.
+ * The rest (lineage, tool name, input, question) is rebuilt from the run and its messages.
+ */
+export interface WaitingInterruption {
+  readonly id: string;
+  readonly kind: Interruption['kind'];
+  /** budget: the refusal, to fail the run with as it stood if the retry is declined. */
+  readonly refusal?: BudgetRefusal;
+}
+
+/** One tool call of the waiting turn: finished (its result), waiting (its interruption), or a child run that suspended. */
+export type CallState =
+  | { readonly callId: string; readonly result: string }
+  | { readonly callId: string; readonly wait: WaitingInterruption }
+  | { readonly callId: string; readonly child: SuspendedRun };

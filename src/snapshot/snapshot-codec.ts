@@ -1,0 +1,145 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { z } from 'zod';
+import { SnapshotError } from '../core/errors.js';
+import { SNAPSHOT_VERSION, type RunSnapshot, type SuspendedRun } from './run-snapshot.js';
+
+/** Runs nested deeper than this are no tree a depth ceiling (at most 32) lets grow: refused before anything reads them. */
+const MAX_NESTING = 64;
+
+const id = z.string().regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'an id of 1–128 letters, digits, "_", ".", ":" or "-"');
+const count = z.number().int().nonnegative();
+const usage = z.object({ inputTokens: count, outputTokens: count, cacheReadInputTokens: count.optional(), source: z.enum(['reported', 'estimated']) }).strict();
+const cost = z.number().nonnegative().finite().nullable();
+const figures = z.object({ own: usage, total: usage, costUsd: cost, totalCostUsd: cost }).strict();
+const toolCall = z.object({ id: z.string(), name: z.string(), arguments: z.string() }).strict();
+const message = z
+  .object({ role: z.enum(['user', 'assistant', 'tool']), content: z.string(), toolCalls: z.array(toolCall).optional(), toolCallId: z.string().optional() })
+  .strict();
+const scope = z
+  .object({ tenantId: z.string().min(1), userId: z.string().min(1).optional(), sessionId: z.string().min(1).optional(), attributes: z.record(z.string(), z.string()).optional() })
+  .strict();
+const place = z.object({ rootRunId: id, parentRunId: id.nullable(), depth: count, scope: scope.nullable() }).strict();
+const amount = z.number().nonnegative().finite();
+const refusal = z
+  .object({ tenantId: z.string().min(1), limitName: z.enum(['maxTokens', 'maxCostUsd']), limit: amount, spent: amount, reserved: amount, requested: amount })
+  .strict();
+const wait = z.object({ id: z.string().min(1).max(300), kind: z.enum(['approval', 'question', 'budget']), refusal: refusal.optional() }).strict();
+const span = z.object({ traceId: z.string().regex(/^[0-9a-f]{32}$/), spanId: z.string().regex(/^[0-9a-f]{16}$/), flags: z.number().int().min(0).max(255) }).strict();
+
+const suspendedRun: z.ZodType<SuspendedRun> = z.lazy(() =>
+  z
+    .object({
+      runId: id,
+      place: place.optional(),
+      maxDepth: count.optional(),
+      deadline: z.number().int().positive().optional(),
+      messages: z.array(message).min(1),
+      turns: count,
+      figures,
+      delegatedTo: z.array(z.string()),
+      span: span.optional(),
+      waits: z.union([
+        z.object({ model: wait }).strict(),
+        z
+          .object({
+            calls: z
+              .array(
+                z.union([
+                  z.object({ callId: z.string(), result: z.string() }).strict(),
+                  z.object({ callId: z.string(), wait }).strict(),
+                  z.object({ callId: z.string(), child: suspendedRun }).strict(),
+                ]),
+              )
+              .min(1),
+          })
+          .strict(),
+      ]),
+    })
+    .strict(),
+) as z.ZodType<SuspendedRun>;
+
+const envelope = z.object({ version: z.literal(SNAPSHOT_VERSION), agent: z.string(), run: suspendedRun, signature: z.string().regex(/^[0-9a-f]{64}$/).optional() }).strict();
+
+/** How deep runs nest, walked without recursion: a hostile snapshot must not overflow the stack. */
+function nesting(value: unknown): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[(value as { run?: unknown } | null)?.run, 1]];
+  while (stack.length > 0) {
+    const [run, depth] = stack.pop()!;
+    deepest = Math.max(deepest, depth);
+    if (depth > MAX_NESTING) return depth;
+    const calls = (run as { waits?: { calls?: unknown } } | null)?.waits?.calls;
+    if (!Array.isArray(calls)) continue;
+    for (const c of calls) {
+      const child = (c as { child?: unknown } | null)?.child;
+      if (child !== undefined) stack.push([child, depth + 1]);
+    }
+  }
+  return deepest;
+}
+
+/**
+ * Reads a snapshot (the object, or its JSON text) and checks it is one this code can resume:
+ * version 1, the shape of version 1 exactly, runs nested no deeper than a tree can grow. Each
+ * defect is a SnapshotError saying which.
+ */
+export function readSnapshot(input: unknown): RunSnapshot {
+  let value = input;
+  if (typeof input === 'string') {
+    try {
+      value = JSON.parse(input);
+    } catch (error) {
+      throw new SnapshotError(`the snapshot is not JSON (${(error as Error).message}): pass the snapshot object, or its JSON text whole (was it cut short?).`);
+    }
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new SnapshotError('a snapshot is an object: pass response.snapshot, or its JSON text.');
+  const version = (value as { version?: unknown }).version;
+  if (version !== SNAPSHOT_VERSION) {
+    throw new SnapshotError(`this snapshot is of version ${JSON.stringify(version)}, and this symfonic reads version ${SNAPSHOT_VERSION}: resume it with the symfonic version that wrote it.`);
+  }
+  if (nesting(value) > MAX_NESTING) throw new SnapshotError(`the snapshot's runs are nested more than ${MAX_NESTING} deep, which no delegation tree grows: it is not a snapshot this code wrote.`);
+  const parsed = envelope.safeParse(value);
+  if (!parsed.success) throw new SnapshotError(`the snapshot is malformed: ${z.prettifyError(parsed.error)}. It must be resumed as written (JSON round trips keep it whole).`);
+  return parsed.data as RunSnapshot;
+}
+
+/** JSON with object keys sorted at every level: the same bytes for the same data, whatever order a store kept its keys in. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v))).join(',')}]`;
+  if (typeof value === 'object' && value !== null) {
+    const entries = Object.keys(value)
+      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+function mac(key: string, snapshot: RunSnapshot): string {
+  const { signature: _unsigned, ...body } = snapshot;
+  return createHmac('sha256', key).update(canonicalJson(body)).digest('hex');
+}
+
+/** The snapshot, signed with `key` when one is given. */
+export function sealSnapshot(snapshot: RunSnapshot, key: string | undefined): RunSnapshot {
+  return key === undefined ? snapshot : { ...snapshot, signature: mac(key, snapshot) };
+}
+
+/**
+ * Checks a snapshot's signature against the agent's key: with a key, an unsigned snapshot, an
+ * altered one and one signed with another key are refused; without one, a signed snapshot is
+ * refused too (there is nothing to check it with, and it was meant to be checked).
+ */
+export function checkSignature(snapshot: RunSnapshot, key: string | undefined, agent: string): void {
+  if (key === undefined) {
+    if (snapshot.signature !== undefined) throw new SnapshotError(`the snapshot is signed, but agent "${agent}" has no snapshotKey to check it with: construct it with the key that signed it.`);
+    return;
+  }
+  if (snapshot.signature === undefined) throw new SnapshotError(`agent "${agent}" has a snapshotKey, and this snapshot is unsigned: only snapshots it signed resume.`);
+  const expected = Buffer.from(mac(key, snapshot), 'hex');
+  const given = Buffer.from(snapshot.signature, 'hex');
+  if (expected.length !== given.length || !timingSafeEqual(expected, given)) {
+    throw new SnapshotError(`the snapshot's signature does not match: it was altered after it was written, or signed with another key. It is not resumed.`);
+  }
+}
