@@ -26,7 +26,9 @@ export interface Accounting {
 }
 
 /** Where an account reports what it could not write (a budget store that failed), for the run's log. */
-export type ProblemReporter = (problem: AccountingProblem) => void;
+export interface ProblemReporter {
+  storeProblem(problem: AccountingProblem): void;
+}
 
 export interface AccountingProblem {
   operation: 'settle' | 'release' | 'absorb';

@@ -47,7 +47,7 @@ export class Ledger {
 
   /** Adds usage to every open ancestor's total and to the tenant ledger. */
   rollUp(entry: RunEntry, usage: Usage, cost: number | null): void {
-    for (const a of entry.ancestors) if (a.open) addToTotal(a, usage, cost);
+    for (let a = entry.parent; a !== undefined; a = a.parent) if (a.open) addToTotal(a, usage, cost);
     if (entry.tenantId !== null) {
       let t = this.tenants.get(entry.tenantId);
       if (!t) {
@@ -96,7 +96,7 @@ export class Ledger {
       diag.error(`symfonic: the budget store failed to ${operation} for tenant "${tenantId}"; the tenant's figures may be off until it recovers`, error);
       const problem = unwritten === undefined ? { operation, tenantId, error } : { operation, tenantId, error, unwritten };
       try {
-        report?.(problem);
+        report?.storeProblem(problem);
       } catch {
         // A reporter that throws must not undo the answer it was told about.
       }

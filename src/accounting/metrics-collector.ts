@@ -128,13 +128,12 @@ export class MetricsCollector implements Accounting {
       );
     }
     const entry = newEntry(frame.runId, tenantId, parent, frame.rootRunId, resumed);
-    if (parent) (parent.children ??= []).push(frame.runId);
+    if (parent) {
+      if (parent.children === undefined) parent.children = [frame.runId];
+      else parent.children.push(frame.runId);
+    }
     ledger.runs.set(frame.runId, entry);
-    // The receipt names the store only when this run's tenant is held to a budget there: spend
-    // written nowhere must still be charged by a delegator whose store it is. Read when asked,
-    // since a shared store learns the id of its data on first contact.
     const budgets = tenantId !== null && this.budgets?.limitFor(tenantId) !== undefined ? this.budgets : undefined;
-    const receipt = () => ({ ledger: this.id, store: budgets?.store.id ?? null, tenantId });
-    return new CollectorRunAccount(this, ledger, entry, receipt, report, this.budgets?.onExceeded ?? 'refuse');
+    return new CollectorRunAccount(this, ledger, entry, budgets, report, this.budgets?.onExceeded ?? 'refuse');
   }
 }

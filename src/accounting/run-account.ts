@@ -1,4 +1,5 @@
 import type { Receipt, Spent } from '../core/run-outcome.js';
+import type { TenantBudgets } from '../budget/tenant-budgets.js';
 import { addUsageInto, totalTokens, type Usage } from '../core/usage.js';
 import type { DelegationOutcome } from '../observability/attributes.js';
 import type { Accounting, CallEnd, CallTicket, ModelCall, ProblemReporter, RunAccount, RunFigures } from './accounting.js';
@@ -22,13 +23,18 @@ export class CollectorRunAccount implements RunAccount {
     readonly accounting: Accounting,
     private readonly ledger: Ledger,
     private readonly entry: RunEntry,
-    private readonly receiptOf: () => Receipt,
+    private readonly budgets: TenantBudgets | undefined,
     private readonly report: ProblemReporter | undefined,
     readonly onExceeded: 'refuse' | 'suspend',
   ) {}
 
+  /**
+   * Names the store only when this run's tenant is held to a budget there: spend written nowhere
+   * must still be charged by a delegator whose store it is. Read when asked, since a shared store
+   * learns the id of its data on first contact.
+   */
   get receipt(): Receipt {
-    return this.receiptOf();
+    return { ledger: this.accounting.id, store: this.budgets?.store.id ?? null, tenantId: this.entry.tenantId };
   }
 
   beginCall(call: ModelCall): CallTicket | Promise<CallTicket> {
@@ -54,11 +60,13 @@ export class CollectorRunAccount implements RunAccount {
       const id = ticket.reservationId;
       const tenantId = ticket.tenantId;
       this.track(
-        this.ledger.storeWrite('settle', tenantId, actual, () => store.settle(tenantId, id, actual, Date.now()), (p) => {
-          // A settle that failed may have left the reservation held: release it, so a failed
-          // write never also blocks the tenant's headroom until it expires.
-          this.track(this.ledger.storeWrite('release', tenantId, undefined, () => store.release(tenantId, id), undefined));
-          this.report?.(p);
+        this.ledger.storeWrite('settle', tenantId, actual, () => store.settle(tenantId, id, actual, Date.now()), {
+          storeProblem: (p) => {
+            // A settle that failed may have left the reservation held: release it, so a failed
+            // write never also blocks the tenant's headroom until it expires.
+            this.track(this.ledger.storeWrite('release', tenantId, undefined, () => store.release(tenantId, id), undefined));
+            this.report?.storeProblem(p);
+          },
         }),
       );
     }

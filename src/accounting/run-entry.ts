@@ -15,8 +15,8 @@ export interface RunEntry {
   /** Cost of spend absorbed from children no ledger counted (outside symfonic), for the tenant counter. */
   uncountedCost: number;
   open: boolean;
-  /** Open-at-start ancestors, nearest first: usage rolls up along this chain, never by lookup. */
-  readonly ancestors: readonly RunEntry[];
+  /** The parent open here when this run started (its own parent likewise): usage rolls up along this chain, never by lookup. */
+  readonly parent: RunEntry | undefined;
   /** Ids of child runs that opened here, so a delegator can tell its own children from foreign ones. */
   children: string[] | undefined;
 }
@@ -34,7 +34,7 @@ export function newEntry(runId: string, tenantId: string | null, parent: RunEntr
     totalCostKnown: resumed === undefined || resumed.totalCostUsd !== null,
     uncountedCost: 0,
     open: true,
-    ancestors: parent ? [parent, ...parent.ancestors] : [],
+    parent,
     children: undefined,
   };
 }

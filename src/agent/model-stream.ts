@@ -21,7 +21,8 @@ export class IncompleteStreamError extends SymfonicError {
  * piece and is closed, which drops its connection. Racing each read instead cost two promises a
  * piece, which under the SDK's async context is most of a streamed turn's overhead.
  */
-export async function modelAnswer(provider: ModelProvider, request: ModelRequest, signal: AbortSignal, events: RunEmitter, chat: Span): Promise<ModelResponse> {
+export async function modelAnswer(provider: ModelProvider, request: ModelRequest, signal: AbortSignal, events: RunEmitter, call: { readonly chat: Span; seenChars: number }): Promise<ModelResponse> {
+  const chat = call.chat;
   if (provider.stream === undefined) {
     const response = await provider.generate(request, { signal });
     if (response?.text) events.emit({ type: 'text.delta', delta: response.text });
@@ -41,7 +42,10 @@ export async function modelAnswer(provider: ModelProvider, request: ModelRequest
         if (chat.isRecording()) chat.setAttribute(ATTR.timeToFirstChunk, (performance.now() - t0) / 1000);
       }
       if (chunk.type === 'done') return chunk.response;
-      if (chunk.type === 'text' && chunk.delta !== '') events.emit({ type: 'text.delta', delta: chunk.delta });
+      if (chunk.type === 'text' && chunk.delta !== '') {
+        call.seenChars += chunk.delta.length;
+        events.emit({ type: 'text.delta', delta: chunk.delta });
+      }
     }
   } finally {
     // Closes the provider's stream on every exit; not awaited, so a provider whose return()

@@ -3,7 +3,8 @@ import { raceAbort } from '../core/signals.js';
 import { isPromise } from '../core/promise.js';
 import { abortErrorFrom, BudgetExceededError } from '../core/errors.js';
 import type { ModelRequest, ModelResponse } from '../model/types.js';
-import type { CallTicket } from '../accounting/accounting.js';
+import type { Usage } from '../core/usage.js';
+import type { CallTicket, ModelCall } from '../accounting/accounting.js';
 import { ATTR, SPAN_EVENT } from '../observability/attributes.js';
 import { inputMessagesJson, outputMessagesJson, systemInstructionsJson } from '../observability/content.js';
 import { checkResponse, estimateInput, usageOf } from './model-response.js';
@@ -39,13 +40,32 @@ function startChatSpan(run: RunState, request: ModelRequest): Span {
  * for nothing here.
  */
 function reserve(run: RunState, request: ModelRequest, chat: Span): CallTicket | Promise<CallTicket> {
-  const pending = run.account.beginCall({
-    providerName: run.core.modelProvider.providerName,
-    modelName: run.requestModel,
-    estimateInputTokens: () => estimateInput(request, run.core.toolDefinitionChars),
-    maxTokens: request.maxTokens,
-  });
+  const pending = run.account.beginCall(new RequestedCall(run, request));
   return isPromise(pending) ? Promise.resolve(pending).then((t) => reserved(run, request, chat, t)) : reserved(run, request, chat, pending);
+}
+
+/** The call about to be made, as the account reads it; the input estimate is made only if a budget asks for it. */
+class RequestedCall implements ModelCall {
+  constructor(
+    private readonly run: RunState,
+    private readonly request: ModelRequest,
+  ) {}
+
+  get providerName(): string {
+    return this.run.core.modelProvider.providerName;
+  }
+
+  get modelName(): string {
+    return this.run.requestModel;
+  }
+
+  get maxTokens(): number | undefined {
+    return this.request.maxTokens;
+  }
+
+  estimateInputTokens(): number {
+    return estimateInput(this.request, this.run.core.toolDefinitionChars);
+  }
 }
 
 function reserved(run: RunState, request: ModelRequest, chat: Span, ticket: CallTicket): CallTicket {
@@ -94,45 +114,100 @@ export class BudgetPause {
  * One model call in its `chat` span: reserve the call's bound, call the provider (raced against
  * the run's signal), then settle the reservation to the checked usage, or release it on failure.
  * A refusal under `onExceeded: 'suspend'` is no failure: the call is not made, and the run
- * suspends until someone decides.
+ * suspends until someone decides. (A call in flight is this object and its promise, not a
+ * suspended async frame: a server holding thousands of runs holds thousands of these.)
  */
-export async function callModel(run: RunState): Promise<ModelResponse | BudgetPause> {
-  const request = buildRequest(run);
-  const chat = startChatSpan(run, request);
-  let ticket: CallTicket;
+export function callModel(run: RunState): Promise<ModelResponse | BudgetPause> {
+  const call = new ModelCallInFlight(run);
+  let pending: CallTicket | Promise<CallTicket>;
   try {
-    const pending = reserve(run, request, chat);
-    ticket = isPromise(pending) ? await pending : pending;
+    pending = reserve(run, call.request, call.chat);
   } catch (error) {
+    return call.refused(error);
+  }
+  return isPromise(pending) ? pending.then((t) => call.send(t), (e: unknown) => call.refused(e)) : call.send(pending);
+}
+
+class ModelCallInFlight {
+  readonly request: ModelRequest;
+  readonly chat: Span;
+  private ticket!: CallTicket;
+  private t0 = 0;
+  /** Characters of text streamed so far: what an interrupted stream is charged from. */
+  seenChars = 0;
+
+  constructor(private readonly run: RunState) {
+    this.request = buildRequest(run);
+    this.chat = startChatSpan(run, this.request);
+  }
+
+  /** The reservation failed: a pause under 'suspend', else the call's failure. */
+  refused(error: unknown): Promise<BudgetPause> {
+    const { run, chat } = this;
     if (error instanceof BudgetExceededError && run.account.onExceeded === 'suspend' && run.suspendable) {
       if (chat.isRecording()) chat.addEvent(SPAN_EVENT.budgetSuspended, { [ATTR.tenantId]: error.tenantId, limit: error.limitName });
       chat.end();
-      return new BudgetPause(error);
+      return Promise.resolve(new BudgetPause(error));
     }
     failSpan(chat, error);
     chat.end();
-    throw error;
+    return Promise.reject(error);
   }
-  const provider = run.core.modelProvider;
-  const t0 = performance.now();
-  const events = run.events;
-  events?.emit({ type: 'model.started', model: run.requestModel });
-  let response: ModelResponse;
-  try {
-    const work = events === undefined ? provider.generate(request, { signal: run.signal }) : modelAnswer(provider, request, run.signal, events, chat);
-    const answer = raceAbort(work, run.signal, 'the model call');
-    response = checkResponse(provider.providerName, await answer);
-  } catch (error) {
+
+  send(ticket: CallTicket): Promise<ModelResponse> {
+    const { run, request } = this;
+    this.ticket = ticket;
+    this.t0 = performance.now();
+    const events = run.events;
+    events?.emit({ type: 'model.started', model: run.requestModel });
+    const provider = run.core.modelProvider;
+    let work: Promise<ModelResponse>;
+    try {
+      work = events === undefined ? provider.generate(request, { signal: run.signal }) : modelAnswer(provider, request, run.signal, events, this);
+    } catch (error) {
+      work = Promise.reject(error);
+    }
+    return raceAbort(work, run.signal, 'the model call').then(
+      (r) => this.answered(r),
+      (e: unknown) => this.failed(e),
+    );
+  }
+
+  private answered(answer: ModelResponse): ModelResponse {
+    const { run, request, chat } = this;
+    let response: ModelResponse;
+    try {
+      response = checkResponse(run.core.modelProvider.providerName, answer);
+    } catch (error) {
+      return this.failed(error);
+    }
+    const usage = usageOf(response, request, run.core.toolDefinitionChars);
+    const costUsd = run.account.endCall(this.ticket, usage, { responseModel: response.responseModel, durationS: (performance.now() - this.t0) / 1000 });
+    finishChatSpan(chat, response, usage, run.core.config.captureContent);
+    run.events?.emit({ type: 'model.finished', usage, costUsd });
+    return response;
+  }
+
+  /**
+   * The call failed or was aborted. A call cut short after the provider had streamed text did
+   * work: it settles an estimate from what was seen (never 0); any other failure releases.
+   */
+  private failed(error: unknown): never {
+    const { run, chat } = this;
     const e = run.signal.aborted ? abortErrorFrom(run.signal, 'the model call') : error;
-    const errorType = e instanceof Error ? e.name || 'Error' : 'Error';
-    run.account.failCall(ticket, { responseModel: undefined, durationS: (performance.now() - t0) / 1000, errorType });
+    const durationS = (performance.now() - this.t0) / 1000;
+    if (this.seenChars > 0) {
+      const usage: Usage = { inputTokens: estimateInput(this.request, run.core.toolDefinitionChars), outputTokens: Math.ceil(this.seenChars / 4), source: 'estimated' };
+      run.account.endCall(this.ticket, usage, { responseModel: undefined, durationS, errorType: errorTypeOf(e) });
+    } else {
+      run.account.failCall(this.ticket, { responseModel: undefined, durationS, errorType: errorTypeOf(e) });
+    }
     failSpan(chat, e);
     chat.end();
     throw e;
   }
-  const usage = usageOf(response, request, run.core.toolDefinitionChars);
-  const costUsd = run.account.endCall(ticket, usage, { responseModel: response.responseModel, durationS: (performance.now() - t0) / 1000 });
-  finishChatSpan(chat, response, usage, run.core.config.captureContent);
-  events?.emit({ type: 'model.finished', usage, costUsd });
-  return response;
+}
+
+function errorTypeOf(e: unknown): string {
+  return e instanceof Error ? e.name || 'Error' : 'Error';
 }

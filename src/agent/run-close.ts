@@ -24,22 +24,22 @@ const NONE: readonly never[] = Object.freeze([]);
  * itself for a caller's run() and as a RunFailure carrying what was spent at a delegation door.
  */
 export function closeRun(run: RunState, exit: Exit, figures: RunFigures, started: number): AgentResponse {
-  const { core, frame: f, start } = run;
+  const { core, frame: f } = run;
   const delegatedTo = core.delegationContext ? core.delegationContext.close(f.runId) : NONE;
   const recording = run.span.isRecording();
   if (recording) setRunTotals(run.span, figures);
-  const suspended = 'paused' in exit ? suspendedRun(run, exit.paused.waits, figures, delegatedTo, !start.door) : undefined;
+  const suspended = 'paused' in exit ? suspendedRun(run, exit.paused.waits, figures, delegatedTo, !run.atDoor) : undefined;
   if ('error' in exit) failSpan(run.span, exit.error);
   else if (suspended !== undefined && recording) run.span.setAttribute(ATTR.runStatus, 'suspended');
   run.span.end();
   run.events?.emit('error' in exit ? runFailed(exit.error) : 'paused' in exit ? { type: 'run.suspended', interruptions: exit.paused.interruptions } : runFinished(figures));
-  start.owned?.dispose();
+  run.owned?.dispose();
   const spent: Spent = { runId: f.runId, totalUsage: figures.total, totalCostUsd: figures.totalCostUsd, accounting: run.account.receipt };
-  start.wrapped?.report(spent);
+  run.wrapped?.report(spent);
   const durationMs = performance.now() - started;
   if ('error' in exit) {
     if (core.logger.isLevelEnabled('warn')) run.log().warn({ err: exit.error }, 'run failed');
-    throw start.door ? new RunFailure(exit.error, spent) : exit.error;
+    throw run.atDoor ? new RunFailure(exit.error, spent) : exit.error;
   }
   if (core.logger.isLevelEnabled('debug')) run.log().debug({ duration_ms: durationMs, delegated_to: delegatedTo, suspended: suspended !== undefined }, 'run ended');
   const text = 'text' in exit ? exit.text : '';
@@ -61,12 +61,12 @@ export function closeRun(run: RunState, exit: Exit, figures: RunFigures, started
     durationMs,
     accounting: spent.accounting!,
     interruptions: 'paused' in exit ? exit.paused.interruptions : NONE,
-    snapshot: suspended === undefined || start.door ? null : snapshotOf(run, suspended),
+    snapshot: suspended === undefined || run.atDoor ? null : snapshotOf(run, suspended),
     traceId: trace.isSpanContextValid(sc) ? sc.traceId : null,
   };
   if ('text' in exit && run.outputType !== undefined) response.output = exit.output;
   // At a door, the delegator writes the child's state into its own.
-  if (suspended !== undefined && start.door) (response as { suspension?: SuspendedRun }).suspension = suspended;
+  if (suspended !== undefined && run.atDoor) (response as { suspension?: SuspendedRun }).suspension = suspended;
   return response;
 }
 

@@ -27,10 +27,8 @@ function openRun(core: AgentCore, start: RunStart): RunState {
   try {
     const accounting = core.accounting ?? start.accounting ?? core.privateAccounting();
     const instructions = start.outputType ? instructionsFor(core.instructions, start.outputType) : core.instructions;
-    let state: RunState | undefined;
-    const report = (p: { error: unknown; operation: string; unwritten?: unknown }) => state?.log().error({ err: p.error, operation: p.operation, unwritten: p.unwritten }, 'budget store write failed');
-    const account = accounting.open(frame, core.name, report, resumed?.figures);
-    state = new RunState(core, start, account, span, sets, instructions);
+    const state = new RunState(core, start, span, sets, instructions);
+    state.account = accounting.open(frame, core.name, state, resumed?.figures);
     state.events = frame.events?.open(frame, core.name, resumed !== undefined);
     if (resumed !== undefined) {
       state.messages.push(...resumed.messages);
@@ -95,43 +93,30 @@ function resumeTurn(run: RunState, resumed: SuspendedRun, decisions: Decisions):
   return undefined;
 }
 
-/**
- * The model/tool loop: tools of one turn run together, their results go back in call order. A
- * turn with a call that waits (or a model call a budget refused, under 'suspend') ends the loop
- * with the wait; a resumed run first finishes the turn it waited in.
- */
-async function loop(run: RunState): Promise<string | Paused> {
-  const maxTurns = run.core.config.agent.maxTurns;
-  const resume = run.start.resume;
-  let turn = resume === undefined ? undefined : resumeTurn(run, resume.run, resume.decisions);
-  for (;;) {
-    if (turn !== undefined) {
-      const results = await turn;
-      if (run.signal.aborted) throw abortErrorFrom(run.signal);
-      const paused = settleTurn(run, results);
-      if (paused !== undefined) return paused;
-    }
-    if (run.signal.aborted) throw abortErrorFrom(run.signal);
-    const answer = await callModel(run);
-    if (answer instanceof BudgetPause) {
-      const { wait, interruption } = budgetWait(run, answer.error);
-      return { waits: { model: wait }, interruptions: [interruption] };
-    }
-    const response: ModelResponse = answer;
-    run.turns++;
-    const assistant: Message = { role: 'assistant', content: response.text };
-    if (response.toolCalls.length > 0) assistant.toolCalls = response.toolCalls;
-    run.messages.push(assistant);
-    if (response.toolCalls.length === 0) {
-      if (response.text !== '') return response.text;
-      throw new EmptyModelResponseError(
-        `model "${run.requestModel}" answered agent "${run.core.name}" with neither text nor a tool call ` +
-          `(finish reason "${response.finishReason}"). Check the model's maxTokens and instructions.`,
-      );
-    }
-    if (run.turns >= maxTurns) throw new MaxTurnsExceededError(run.core.name, maxTurns);
-    turn = Promise.all(response.toolCalls.map((c, i) => runTool(run, c, i)));
+/** What the model's answer means for the run: its final text, a wait, or the turn's tool calls under way. */
+function afterModel(run: RunState, answer: ModelResponse | BudgetPause): string | Paused | Promise<(Message | PausedCall)[]> {
+  if (answer instanceof BudgetPause) {
+    const { wait, interruption } = budgetWait(run, answer.error);
+    return { waits: { model: wait }, interruptions: [interruption] };
   }
+  run.turns++;
+  const assistant: Message = { role: 'assistant', content: answer.text };
+  if (answer.toolCalls.length > 0) assistant.toolCalls = answer.toolCalls;
+  run.messages.push(assistant);
+  if (answer.toolCalls.length === 0) {
+    if (answer.text !== '') return answer.text;
+    throw new EmptyModelResponseError(
+      `model "${run.requestModel}" answered agent "${run.core.name}" with neither text nor a tool call ` +
+        `(finish reason "${answer.finishReason}"). Check the model's maxTokens and instructions.`,
+    );
+  }
+  const maxTurns = run.core.config.agent.maxTurns;
+  if (run.turns >= maxTurns) throw new MaxTurnsExceededError(run.core.name, maxTurns);
+  return Promise.all(answer.toolCalls.map((c, i) => runTool(run, c, i)));
+}
+
+function answered(run: RunState, text: string): Exit {
+  return { text, output: run.outputType ? parseOutput(run.outputType, text) : undefined };
 }
 
 /**
@@ -145,9 +130,32 @@ export async function executeRun(core: AgentCore, query: string, start: RunStart
   if (start.resume === undefined) run.messages.push({ role: 'user', content: query });
   let exit: Exit;
   try {
-    const ended = await loop(run);
-    if (typeof ended === 'string') exit = { text: ended, output: run.outputType ? parseOutput(run.outputType, ended) : undefined };
-    else exit = { paused: ended };
+    // The model/tool loop, in this one async frame (a run in flight holds no second one): tools
+    // of one turn run together and their results go back in call order; a turn with a call that
+    // waits ends it with the wait; a resumed run first finishes the turn it waited in.
+    let turn = start.resume === undefined ? undefined : resumeTurn(run, start.resume.run, start.resume.decisions);
+    for (;;) {
+      if (turn !== undefined) {
+        const results = await turn;
+        if (run.signal.aborted) throw abortErrorFrom(run.signal);
+        const paused = settleTurn(run, results);
+        if (paused !== undefined) {
+          exit = { paused };
+          break;
+        }
+      }
+      if (run.signal.aborted) throw abortErrorFrom(run.signal);
+      const next = afterModel(run, await callModel(run));
+      if (typeof next === 'string') {
+        exit = answered(run, next);
+        break;
+      }
+      if (!(next instanceof Promise)) {
+        exit = { paused: next };
+        break;
+      }
+      turn = next;
+    }
   } catch (error) {
     exit = { error };
   }

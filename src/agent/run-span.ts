@@ -1,4 +1,4 @@
-import { SpanKind, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api';
+import { SpanKind, SpanStatusCode, trace, type Context, type Span, type Tracer } from '@opentelemetry/api';
 import { redactSecrets } from '../core/redact.js';
 import type { RunFrame } from '../core/run-frame.js';
 import type { RunFigures } from '../accounting/accounting.js';
@@ -106,4 +106,19 @@ const MAX_TOOL_NAME = 64;
  */
 export function telemetryToolName(name: string): string {
   return name.length <= MAX_TOOL_NAME ? name : `${name.slice(0, MAX_TOOL_NAME)}…`;
+}
+
+/**
+ * `parent` with `span` active in it, for the work under the span. A span that records nothing and
+ * carries no span context of its own (no SDK: the API's placeholder, the parent's context or none)
+ * changes nothing a child span or a propagator reads, so the parent context serves as it is: an
+ * OpenTelemetry context is a Map and three closures, the largest thing a run in flight held.
+ */
+export function contextWith(parent: Context, span: Span): Context {
+  if (!span.isRecording()) {
+    const own = span.spanContext();
+    const above = trace.getSpanContext(parent);
+    if (own === above || (!trace.isSpanContextValid(own) && (above === undefined || !trace.isSpanContextValid(above)))) return parent;
+  }
+  return trace.setSpan(parent, span);
 }

@@ -3,50 +3,64 @@ import type { ZodType } from 'zod';
 import type { RunEmitter } from '../core/run-event.js';
 import type { RunFrame } from '../core/run-frame.js';
 import type { Logger, LogBindings } from '../observability/logger.js';
-import type { RunAccount } from '../accounting/accounting.js';
+import type { AccountingProblem, ProblemReporter, RunAccount } from '../accounting/accounting.js';
 import type { Message } from '../model/types.js';
 import type { AgentCore } from './agent-core.js';
-import type { SpanAttributeSets } from './run-span.js';
+import { contextWith, type SpanAttributeSets } from './run-span.js';
 import type { RunStart } from './run-start.js';
+import type { OwnedSignal } from '../core/signals.js';
+import type { Resumption } from '../delegation/framed-child.js';
+import type { WrappedCall } from '../delegation/wrapped-child.js';
 
 /**
  * Everything one run carries while it runs: its frame, its account, its span and the
  * conversation so far. One object, so the model turn and the tool dispatch each take the run
  * rather than a dozen loose values.
  */
-export class RunState {
+export class RunState implements ProblemReporter {
   readonly messages: Message[] = [];
   /** Tool calls in order across the run's turns: siblings often start in the same millisecond. */
   toolSeq = 0;
   /** Model calls made so far (the maxTurns count; it carries across a suspension). */
   turns = 0;
   readonly frame: RunFrame;
+  /** The schema the final answer must satisfy, if any: the run's own or its delegator's. */
+  readonly outputType: ZodType | undefined;
+  /** Where the run goes on from, when it resumes a suspended one. */
+  readonly resume: Resumption | undefined;
+  /** The signal the run owns and lets go of as it closes (a root's); a child's is its delegator's. */
+  readonly owned: OwnedSignal | undefined;
+  /** The wrapped-child adapter waiting for what this run spent. */
+  readonly wrapped: WrappedCall | undefined;
+  /** Came in by a delegation door: it fails as a RunFailure, and suspends as state for its delegator. */
+  readonly atDoor: boolean;
+  /** The run's account, opened right after the state (the state is where it reports store failures). */
+  account!: RunAccount;
   readonly runContext: Context;
   /** The run's way into its tree's events; undefined when nobody listens, which keeps a plain run() free of them. */
   events: RunEmitter | undefined = undefined;
   private logger: Logger | undefined;
 
+  /** Copies what it keeps of how the run came in (`start` is let go: a run in flight holds one object less). */
   constructor(
     readonly core: AgentCore,
-    /** How the run came in: its placement, and what its door says of suspending and resuming. */
-    readonly start: RunStart,
-    readonly account: RunAccount,
+    start: RunStart,
     readonly span: Span,
     readonly sets: SpanAttributeSets | undefined,
     readonly instructions: string | undefined,
   ) {
     this.frame = start.frame;
-    this.runContext = trace.setSpan(start.frame.traceContext ?? context.active(), span);
-  }
-
-  /** The schema the final answer must satisfy, if any: the run's own or its delegator's. */
-  get outputType(): ZodType | undefined {
-    return this.start.outputType;
+    this.outputType = start.outputType;
+    this.resume = start.resume;
+    this.owned = start.owned;
+    this.wrapped = start.wrapped;
+    this.atDoor = start.door;
+    this.runContext = contextWith(start.frame.traceContext ?? context.active(), span);
   }
 
   /** Whether the run can suspend: not inside a wrapped child, whose wrapper's code cannot be resumed. */
   get suspendable(): boolean {
-    return this.start.wrapped === undefined;
+    return this.wrapped === undefined;
   }
 
   get requestModel(): string {
@@ -63,6 +77,11 @@ export class RunState {
 
   get tenantId(): string | null {
     return this.frame.scope?.tenantId ?? null;
+  }
+
+  /** A budget store write that failed after the call answered: logged, never failing the run. */
+  storeProblem(p: AccountingProblem): void {
+    this.log().error({ err: p.error, operation: p.operation, unwritten: p.unwritten }, 'budget store write failed');
   }
 
   /** The run's logger, made on first use: most runs never log. */

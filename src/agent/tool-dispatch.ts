@@ -1,4 +1,4 @@
-import { context as otelContext, SpanKind, trace, type Context, type Span } from '@opentelemetry/api';
+import { context as otelContext, SpanKind, type Context, type Span } from '@opentelemetry/api';
 import { raceAbort } from '../core/signals.js';
 import { isPromise } from '../core/promise.js';
 import { abortErrorFrom, failsTheRun } from '../core/errors.js';
@@ -17,7 +17,7 @@ import { ATTR, OPERATION } from '../observability/attributes.js';
 import type { Logger } from '../observability/logger.js';
 import type { Tool } from '../tool/define-tool.js';
 import { parseToolInput, toolResultText } from '../tool/tool-input.js';
-import { failSpan, telemetryToolName, tracer } from './run-span.js';
+import { contextWith, failSpan, telemetryToolName, tracer } from './run-span.js';
 import type { RunState } from './run-state.js';
 
 /**
@@ -135,40 +135,83 @@ function perform(tool: Tool, input: unknown, ctx: CallContext, resume: CallResum
  * arguments and a tool that throws all become that message; only an abort of the run (or an
  * error that fails the run) escapes.
  */
-export async function runTool(run: RunState, call: ToolCall, index: number, resume?: CallResume): Promise<Message | PausedCall> {
+export function runTool(run: RunState, call: ToolCall, index: number, resume?: CallResume): Promise<Message | PausedCall> {
   const span = startToolSpan(run, call);
   run.events?.emit({ type: 'tool.started', tool: telemetryToolName(call.name), callId: call.id });
-  if (resume !== undefined && 'content' in resume) return finish(run, span, call, resume.content, resume.ok);
+  if (resume !== undefined && 'content' in resume) return Promise.resolve(finish(run, span, call, resume.content, resume.ok));
   const ready = refuse(run, call);
   if ('problem' in ready) {
     failSpan(span, new Error(ready.problem), ready.errorType);
-    return finish(run, span, call, ready.problem, false);
+    return Promise.resolve(finish(run, span, call, ready.problem, false));
   }
-  const toolContext = trace.setSpan(run.runContext, span);
-  const ctx = new CallContext(run, call.id, span, toolContext);
-  try {
-    if (resume === undefined && ready.tool.needsApproval !== undefined) {
-      const needed = approvalNeeded(ready.tool, ready.input, ctx);
-      if (isPromise(needed) ? await needed : needed) return pause(run, span, call, index, 'approval', { input: ready.input });
+  const ctx = new CallContext(run, call.id, span, contextWith(run.runContext, span));
+  return new ToolCallInFlight(run, call, index, span, ctx).begin(ready.tool, ready.input, resume);
+}
+
+/** One tool call under way: an object and its promise, not a suspended async frame. */
+class ToolCallInFlight {
+  constructor(
+    private readonly run: RunState,
+    private readonly call: ToolCall,
+    private readonly index: number,
+    private readonly span: Span,
+    private readonly ctx: CallContext,
+  ) {}
+
+  begin(tool: Tool, input: unknown, resume: CallResume | undefined): Promise<Message | PausedCall> {
+    try {
+      if (resume === undefined && tool.needsApproval !== undefined) {
+        const needed = approvalNeeded(tool, input, this.ctx);
+        if (isPromise(needed)) {
+          return Promise.resolve(needed).then(
+            (yes) => (yes ? pause(this.run, this.span, this.call, this.index, 'approval', { input }) : this.perform(tool, input, resume)),
+            (e: unknown) => this.threw(e),
+          );
+        }
+        if (needed) return Promise.resolve(pause(this.run, this.span, this.call, this.index, 'approval', { input }));
+      }
+      return this.perform(tool, input, resume);
+    } catch (error) {
+      return this.threw(error);
     }
-    const pending: unknown = otelContext.with(toolContext, () => perform(ready.tool, ready.input, ctx, resume));
-    const result = isPromise(pending) ? await raceAbort(Promise.resolve(pending), run.signal, `tool "${call.name}"`) : pending;
+  }
+
+  private perform(tool: Tool, input: unknown, resume: CallResume | undefined): Promise<Message | PausedCall> {
+    const { run, ctx } = this;
+    let pending: unknown;
+    try {
+      pending = otelContext.with(ctx.traceContext, () => perform(tool, input, ctx, resume));
+    } catch (error) {
+      return this.threw(error);
+    }
+    if (!isPromise(pending)) return Promise.resolve(this.settled(pending));
+    return raceAbort(Promise.resolve(pending), run.signal, `tool "${this.call.name}"`).then(
+      (result) => this.settled(result),
+      (e: unknown) => this.threw(e),
+    );
+  }
+
+  private settled(result: unknown): Message | PausedCall {
+    const { run, span, call } = this;
     if (result instanceof PausedCall) {
       span.end();
       return result;
     }
-    if (result instanceof Question) return pause(run, span, call, index, 'question', { question: result.question });
+    if (result instanceof Question) return pause(run, span, call, this.index, 'question', { question: result.question });
     return finish(run, span, call, toolResultText(result), true);
-  } catch (error) {
+  }
+
+  private threw(error: unknown): Promise<Message> {
+    const { run, span, call } = this;
     if (run.signal.aborted || failsTheRun(error)) {
       const e = run.signal.aborted ? abortErrorFrom(run.signal) : error;
       failSpan(span, e);
       span.end();
       run.events?.emit({ type: 'tool.finished', tool: telemetryToolName(call.name), callId: call.id, ok: false });
-      throw e;
+      return Promise.reject(e);
     }
     failSpan(span, error);
     const e = error instanceof Error ? error : new Error(String(error));
-    return finish(run, span, call, modelVisibleText(`tool "${call.name}" failed: ${e.name}: ${e.message}`), false);
+    return Promise.resolve(finish(run, span, call, modelVisibleText(`tool "${call.name}" failed: ${e.name}: ${e.message}`), false));
   }
 }

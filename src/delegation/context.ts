@@ -1,8 +1,10 @@
 /** One run's delegations: the children it started, and its slots for concurrent ones. */
 interface RunDelegations {
-  started: string[];
+  /** Made with the first child: most runs start none, or one. */
+  started: string[] | undefined;
   active: number;
-  waiting: (() => void)[];
+  /** Made when a call first has to queue: most runs never wait for a slot. */
+  waiting: (() => void)[] | undefined;
 }
 
 /**
@@ -16,7 +18,7 @@ export class DelegationContext {
   private state(runId: string): RunDelegations {
     let s = this.runs.get(runId);
     if (!s) {
-      s = { started: [], active: 0, waiting: [] };
+      s = { started: undefined, active: 0, waiting: undefined };
       this.runs.set(runId, s);
     }
     return s;
@@ -24,12 +26,14 @@ export class DelegationContext {
 
   /** Records that `runId` started child `name`. */
   recordStart(runId: string, name: string): void {
-    this.state(runId).started.push(name);
+    const s = this.state(runId);
+    if (s.started === undefined) s.started = [name];
+    else s.started.push(name);
   }
 
   /** The children `runId` started so far, in order. */
   delegatedTo(runId: string): readonly string[] {
-    return this.runs.get(runId)?.started ?? [];
+    return this.runs.get(runId)?.started ?? EMPTY;
   }
 
   /** Ends a run's state and returns its delegations; nothing stays behind once a run is over. */
@@ -37,7 +41,7 @@ export class DelegationContext {
     const s = this.runs.get(runId);
     if (!s) return EMPTY;
     this.runs.delete(runId);
-    return Object.freeze(s.started);
+    return s.started === undefined ? EMPTY : Object.freeze(s.started);
   }
 
   /** Runs with state held: 0 when no run is mid-delegation. */
@@ -58,9 +62,10 @@ export class DelegationContext {
       return releaser(s);
     }
     return new Promise<() => void>((resolve, reject) => {
+      const waiting = (s.waiting ??= []);
       const onAbort = () => {
-        const i = s.waiting.indexOf(grant);
-        if (i >= 0) s.waiting.splice(i, 1);
+        const i = waiting.indexOf(grant);
+        if (i >= 0) waiting.splice(i, 1);
         reject(signal.reason);
       };
       const grant = () => {
@@ -69,7 +74,7 @@ export class DelegationContext {
       };
       if (signal.aborted) return onAbort();
       signal.addEventListener('abort', onAbort, { once: true });
-      s.waiting.push(grant);
+      waiting.push(grant);
     });
   }
 
@@ -83,7 +88,7 @@ function releaser(s: RunDelegations): () => void {
   return () => {
     if (released) return;
     released = true;
-    const next = s.waiting.shift();
+    const next = s.waiting?.shift();
     if (next) next();
     else s.active--;
   };

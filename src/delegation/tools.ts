@@ -1,20 +1,17 @@
 import { z, type ZodType } from 'zod';
-import { childSignal, NEVER_ABORTS, raceAbort } from '../core/signals.js';
+import { NEVER_ABORTS } from '../core/signals.js';
 import { DEFAULTS } from '../core/defaults.js';
 import { refuseUnknownKeys } from '../core/options.js';
-import { BudgetExceededError, ConfigurationError, UnknownChildError, abortErrorFrom, failsTheRun, isAbortError } from '../core/errors.js';
-import { newRunId } from '../core/ids.js';
-import { childFrame, frameFrom, type RunFrame } from '../core/run-frame.js';
-import { RunFailure } from '../core/run-outcome.js';
-import { ATTR } from '../observability/attributes.js';
+import { ConfigurationError, UnknownChildError } from '../core/errors.js';
+import { frameFrom, type RunFrame } from '../core/run-frame.js';
+import type { PausedCall } from '../snapshot/paused-call.js';
 import { defineTool, type Tool } from '../tool/define-tool.js';
 import type { DelegationCallContext, ResumableTool } from './call-context.js';
-import { PausedCall } from '../snapshot/paused-call.js';
-import { answerText } from './child-answer.js';
+import { ChildCall } from './child-call.js';
 import { DelegationContext } from './context.js';
 import { DelegationCall, Refusal } from './delegation-call.js';
 import { DepthPolicy } from './depth.js';
-import type { ChildOutcome, Resumption } from './framed-child.js';
+import type { Resumption } from './framed-child.js';
 import { taskText, type DelegationRoster } from './roster.js';
 
 export type { DelegationCallContext } from './call-context.js';
@@ -146,12 +143,12 @@ export class DelegationTools {
     const refused = this.refusalBefore(name, task, frame.depth, ceiling);
     if (refused) return call.finish(refused);
     // A run nothing can abort shares one never-aborting signal: no listener to hang on it.
-    if (ctx.signal === NEVER_ABORTS) return this.runChild(call, frame, ceiling, task, resume);
+    if (ctx.signal === NEVER_ABORTS) return new ChildCall(this, call, frame, ceiling, task, resume).run();
     // Recorded the moment the parent aborts, before the loop ends this call's span.
     const onAbort = () => call.finish(new Refusal('aborted', `the run was aborted while "${name}" was working.`, 'AbortError'));
     ctx.signal.addEventListener('abort', onAbort, { once: true });
     try {
-      return await this.runChild(call, frame, ceiling, task, resume);
+      return await new ChildCall(this, call, frame, ceiling, task, resume).run();
     } finally {
       ctx.signal.removeEventListener('abort', onAbort);
     }
@@ -164,78 +161,6 @@ export class DelegationTools {
     return undefined;
   }
 
-  private async runChild(call: DelegationCall, frame: RunFrame, ceiling: number, task: string, resume: Resumption | undefined): Promise<string | PausedCall> {
-    const { ctx, name } = call;
-    // A resumed child goes on under the run id it suspended with.
-    const childRunId = resume?.run.runId ?? newRunId();
-    if (ctx.span?.isRecording()) ctx.span.setAttribute(ATTR.delegationChildRunId, childRunId);
-    let release: () => void;
-    try {
-      const slot = this.context.acquire(ctx.runId, this.maxConcurrentDelegations, ctx.signal);
-      release = typeof slot === 'function' ? slot : await slot;
-    } catch {
-      call.finish(new Refusal('aborted', `the run was aborted before "${name}" could start.`, 'AbortError'));
-      throw abortErrorFrom(ctx.signal);
-    }
-    // A resumed delegator's delegatedTo already names it.
-    if (resume === undefined) this.context.recordStart(ctx.runId, name);
-    call.childRunId = childRunId;
-    ctx.events?.emit({ type: 'delegation.started', child: name, childRunId });
-    const signal = childSignal(ctx.signal, this.childTimeoutMs);
-    const outputType = this.roster.find(name)!.outputType;
-    let running: Promise<ChildOutcome> | undefined;
-    try {
-      const child = childFrame(frame, { runId: childRunId, signal: signal.signal, traceContext: ctx.traceContext, maxDepth: ceiling, timeoutMs: this.childTimeoutMs });
-      running = this.roster.start(name, task, { frame: child, accounting: ctx.account?.accounting, outputType, resume });
-      // Raced, because a child that ignores its signal must still be let go at its timeout.
-      const outcome = await raceAbort(running, signal.signal, `sub-agent "${name}"`);
-      // Its spend so far stays in its own figures until it answers: taken in then, once.
-      if (outcome.status === 'suspended') return call.suspend(new PausedCall({ callId: ctx.toolCallId, child: outcome.suspension! }, outcome.interruptions ?? []));
-      const text = answerText(outcome, outputType);
-      ctx.account?.absorbChild(outcome);
-      return call.finish(text);
-    } catch (error) {
-      if (error instanceof RunFailure) ctx.account?.absorbChild(error.spent);
-      // Let go at its timeout or on its parent's abort, the child may still be running: what it
-      // spent is taken in when it ends, into whatever of its tree and tenant is still there.
-      else if (running !== undefined) absorbLater(ctx, running);
-      const cause = error instanceof RunFailure ? error.error : error;
-      if (ctx.signal.aborted) throw abortErrorFrom(ctx.signal);
-      if (failsTheRun(cause)) throw cause;
-      return call.finish(this.refusalFor(name, cause, signal.timedOut));
-    } finally {
-      signal.dispose();
-      release();
-    }
-  }
-
-  private refusalFor(name: string, error: unknown, timedOut: boolean): Refusal {
-    if (timedOut) {
-      return new Refusal('aborted', `Sub-agent "${name}" timed out after ${this.childTimeoutMs} ms and was stopped. Try a smaller task, or answer without it.`, 'TimeoutError');
-    }
-    if (error instanceof BudgetExceededError || (error as Error | null)?.name === 'BudgetStoreUnavailableError') {
-      return new Refusal('budget_exceeded', `Sub-agent "${name}" could not run: ${(error as Error).message}`, (error as Error).name);
-    }
-    if (isAbortError(error)) return new Refusal('aborted', `Sub-agent "${name}" was aborted before it finished.`, (error as Error).name);
-    const e = error instanceof Error ? error : new Error(String(error));
-    return new Refusal(
-      'child_error',
-      `Sub-agent "${name}" failed: ${e.name}: ${e.message}. Retry with a clearer task, use another sub-agent, or answer without it.`,
-      e.name || 'Error',
-    );
-  }
-}
-
-/** What a child let go before it ended spends, taken in when it does end, however it ends. */
-function absorbLater(ctx: DelegationCallContext, running: Promise<ChildOutcome>): void {
-  const account = ctx.account;
-  if (account === undefined) return;
-  running.then(
-    (outcome) => account.absorbChild(outcome),
-    (error: unknown) => {
-      if (error instanceof RunFailure) account.absorbChild(error.spent);
-    },
-  );
 }
 
 /** The frame of a run that called run_agent without one (tools composed by hand, outside the loop). */
