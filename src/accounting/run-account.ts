@@ -1,5 +1,6 @@
 import type { Receipt, Spent } from '../core/run-outcome.js';
 import type { TenantBudgets } from '../budget/tenant-budgets.js';
+import { DEFAULTS } from '../core/defaults.js';
 import { addUsageInto, totalTokens, type Usage } from '../core/usage.js';
 import type { DelegationOutcome } from '../observability/attributes.js';
 import type { Accounting, CallEnd, CallTicket, ModelCall, ProblemReporter, RunAccount, RunFigures } from './accounting.js';
@@ -127,7 +128,28 @@ export class CollectorRunAccount implements RunAccount {
     const pending = this.pending;
     if (pending === undefined) return figures;
     this.pending = undefined;
-    return Promise.all(pending).then(() => figures);
+    return this.landed(pending).then(() => figures);
+  }
+
+  /**
+   * The store writes of a closing run, waited for at most DEFAULTS.storeWriteWaitMs: a store whose
+   * write never answers must not hold the run (and its caller) forever. A write still pending then
+   * is reported as failed; it may yet land.
+   */
+  private landed(pending: Promise<void>[]): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        const error = new Error(`the budget store did not answer within ${DEFAULTS.storeWriteWaitMs} ms; the run's figures are final here, and its store writes may still land`);
+        error.name = 'TimeoutError';
+        this.report?.storeProblem({ operation: 'settle', tenantId: this.entry.tenantId ?? '', error });
+        resolve();
+      }, DEFAULTS.storeWriteWaitMs);
+      timer.unref?.();
+      Promise.all(pending).then(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
   }
 
   private track(p: Promise<void> | undefined): void {

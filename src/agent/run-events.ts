@@ -1,4 +1,4 @@
-import { redactSecrets } from '../core/redact.js';
+import { modelVisibleText } from '../core/redact.js';
 import type { RunEmitter, RunEventBody, RunEventSink } from '../core/run-event.js';
 import type { RunFrame } from '../core/run-frame.js';
 import type { RunFigures } from '../accounting/accounting.js';
@@ -220,5 +220,5 @@ export function runFinished(figures: RunFigures): RunEventBody {
 /** The error as an event: its name, and its message with secrets redacted (error text often echoes a provider's answer). */
 export function runFailed(error: unknown): RunEventBody {
   const e = error instanceof Error ? error : new Error(String(error));
-  return { type: 'run.failed', errorType: e.name || 'Error', message: redactSecrets(e.message) };
+  return { type: 'run.failed', errorType: e.name || 'Error', message: modelVisibleText(e.message) };
 }

@@ -1,5 +1,6 @@
 import { SpanKind, SpanStatusCode, trace, type Context, type Span, type Tracer } from '@opentelemetry/api';
-import { redactSecrets } from '../core/redact.js';
+import { shownName } from '../core/defaults.js';
+import { modelVisibleText } from '../core/redact.js';
 import type { RunFrame } from '../core/run-frame.js';
 import type { RunFigures } from '../accounting/accounting.js';
 import { ATTR, OPERATION, TRACER_NAME } from '../observability/attributes.js';
@@ -78,7 +79,7 @@ export function startRunSpan(core: AgentCore, frame: RunFrame, suspended?: SpanL
 export function failSpan(span: Span, error: unknown, errorType?: string): void {
   if (!span.isRecording()) return;
   const e = error instanceof Error ? error : new Error(String(error));
-  const message = redactSecrets(e.message);
+  const message = modelVisibleText(e.message);
   span.setAttribute(ATTR.errorType, errorType ?? (e.name || 'Error'));
   span.setStatus({ code: SpanStatusCode.ERROR, message });
   span.recordException({ name: e.name, message });
@@ -96,17 +97,8 @@ export function setRunTotals(span: Span, figures: RunFigures): void {
   if (figures.totalCostUsd !== null) span.setAttribute(ATTR.totalCostUsd, figures.totalCostUsd);
 }
 
-/** The longest name a model-chosen tool name may put into a span name or attribute. */
-const MAX_TOOL_NAME = 64;
-
-/**
- * A tool name as it may appear in telemetry. Names the agent declared pass the name pattern
- * already; a name the model invented is capped, since it could be any length and would otherwise
- * go into every span name and attribute it touched.
- */
-export function telemetryToolName(name: string): string {
-  return name.length <= MAX_TOOL_NAME ? name : `${name.slice(0, MAX_TOOL_NAME)}…`;
-}
+/** A tool name as it may appear in telemetry: see shownName. */
+export const telemetryToolName = shownName;
 
 /**
  * `parent` with `span` active in it, for the work under the span. A span that records nothing and

@@ -157,6 +157,24 @@ function checkQuery(agent: string, query: unknown): void {
   if (typeof query !== 'string') throw new ConfigurationError(`agent "${agent}": the query must be a string (got ${query === null ? 'null' : typeof query}).`);
 }
 
+/**
+ * A spec child's tools: its own, without the write surface (the parent builds spec children that
+ * cannot write). A tool dropped is said, by name, with how to keep it: dropped in silence, a
+ * child given five tools would see none and nobody would know why.
+ */
+function specTools(spec: SubAgentSpec, logger: Logger | undefined): Tool[] {
+  const kept = withoutWriteSurface(spec.tools);
+  if (kept.length === spec.tools.length) return kept;
+  const dropped = spec.tools.filter((t) => !kept.includes(t)).map((t) => `"${t.name}"`);
+  const message =
+    `SubAgentSpec "${spec.name}": write-surface tool(s) ${dropped.join(', ')} dropped: a spec child is built without tools that change ` +
+    `state outside the run. To keep a tool that only reads, define it with writeSurface: false (or mark MCP tools read-only in mcpTools); ` +
+    `to give the child tools that write, build it yourself and pass it as new SubAgent({ agent }).`;
+  logger?.warn({ child: spec.name, dropped_tools: dropped }, message);
+  process.emitWarning(message, { code: 'SYMFONIC_SPEC_TOOLS_DROPPED' });
+  return kept;
+}
+
 /** A spec child: the parent's provider and flags, its own tools without the write surface. */
 function buildSpecChild(spec: SubAgentSpec, parent: SymfonicAgentOptions, parentConfig: FrameworkConfig): SymfonicAgent {
   const config = FrameworkConfig.child(parentConfig, {
@@ -173,7 +191,7 @@ function buildSpecChild(spec: SubAgentSpec, parent: SymfonicAgentOptions, parent
     modelProvider: spec.modelProvider ?? parent.modelProvider,
     description: spec.description,
     ...(instructions !== '' ? { instructions } : {}),
-    tools: withoutWriteSurface(spec.tools),
+    tools: specTools(spec, parent.logger),
     config,
     ...(parent.metricsCollector !== undefined ? { metricsCollector: parent.metricsCollector } : {}),
     ...(parent.logger !== undefined ? { logger: parent.logger } : {}),

@@ -18,4 +18,18 @@ export const DEFAULTS = Object.freeze({
   maxConcurrentDelegations: 8,
   /** Output tokens reserved (and sent as maxTokens) for a budgeted call whose request sets none. */
   reservedOutputTokens: 4096,
+  /** How long a closing run waits for its budget store writes before it answers anyway (reporting them). */
+  storeWriteWaitMs: 10_000,
 });
+
+/** The longest name from outside (a model's, a request's) that goes into a span, an event, a metric or a message. */
+const MAX_SHOWN_NAME = 64;
+
+/**
+ * A name as telemetry and messages may show it. Declared names pass NAME_PATTERN already; a name
+ * a model invented could be any length, and would otherwise land whole in every span name,
+ * attribute, event and message it touched.
+ */
+export function shownName(name: string): string {
+  return name.length <= MAX_SHOWN_NAME ? name : `${name.slice(0, MAX_SHOWN_NAME)}…`;
+}

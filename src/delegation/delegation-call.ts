@@ -1,5 +1,6 @@
 import { SpanStatusCode } from '@opentelemetry/api';
-import { redactSecrets } from '../core/redact.js';
+import { shownName } from '../core/defaults.js';
+import { modelVisibleText } from '../core/redact.js';
 import { ATTR, type DelegationOutcome } from '../observability/attributes.js';
 import type { DelegationCallContext } from './call-context.js';
 
@@ -13,7 +14,7 @@ export class Refusal {
   ) {
     // Redacted once, here: the text goes to the model and to the span, and a child's error text
     // is often copied from a provider's answer, which may echo a key.
-    this.message = redactSecrets(message);
+    this.message = modelVisibleText(message);
   }
 }
 
@@ -27,10 +28,15 @@ export class DelegationCall {
   /** Set once the child's run id is minted; a call refused before that names no run. */
   childRunId: string | null = null;
 
+  /** The child's name as the model gave it, capped (see shownName): it goes into the span, the events and messages. */
+  readonly name: string;
+
   constructor(
     readonly ctx: DelegationCallContext,
-    readonly name: string,
-  ) {}
+    name: string,
+  ) {
+    this.name = shownName(name);
+  }
 
   /** The child's tree suspended: the call waits with it (an outcome of its own, not an error). */
   suspend<P>(paused: P): P {

@@ -1,6 +1,6 @@
 import { z, type ZodType } from 'zod';
 import { NEVER_ABORTS } from '../core/signals.js';
-import { DEFAULTS } from '../core/defaults.js';
+import { DEFAULTS, shownName } from '../core/defaults.js';
 import { refuseUnknownKeys } from '../core/options.js';
 import { ConfigurationError, UnknownChildError } from '../core/errors.js';
 import { frameFrom, type RunFrame } from '../core/run-frame.js';
@@ -126,7 +126,7 @@ export class DelegationTools {
     try {
       task = taskText(args.data.task);
     } catch {
-      const problem = `run_agent refused: the task for "${args.data.name}" is nested too deeply to pass on. Write it as text.`;
+      const problem = `run_agent refused: the task for "${shownName(args.data.name)}" is nested too deeply to pass on. Write it as text.`;
       return Promise.resolve(new DelegationCall(ctx, args.data.name).finish(new Refusal('invalid_request', problem)));
     }
     return this.delegate(args.data.name, task, ctx, resume);
@@ -155,9 +155,9 @@ export class DelegationTools {
   }
 
   private refusalBefore(name: string, task: string, depth: number, ceiling: number): Refusal | undefined {
-    if (task.trim() === '') return new Refusal('invalid_request', `run_agent refused: the task for "${name}" is empty. Write the whole task in \`task\`; the sub-agent sees nothing else.`);
-    if (!this.depth.allows(depth, ceiling)) return new Refusal('refused_depth', this.depth.refusal(name, depth, ceiling));
-    if (!this.roster.find(name)) return new Refusal('unknown_child', new UnknownChildError(name, this.roster.names).message);
+    if (task.trim() === '') return new Refusal('invalid_request', `run_agent refused: the task for "${shownName(name)}" is empty. Write the whole task in \`task\`; the sub-agent sees nothing else.`);
+    if (!this.depth.allows(depth, ceiling)) return new Refusal('refused_depth', this.depth.refusal(shownName(name), depth, ceiling));
+    if (!this.roster.find(name)) return new Refusal('unknown_child', new UnknownChildError(shownName(name), this.roster.names).message);
     return undefined;
   }
 
