@@ -1,6 +1,7 @@
 import type { Meter } from '@opentelemetry/api';
 import { ConfigurationError, SymfonicError } from '../core/errors.js';
-import { refuseUnknownKeys } from '../core/options.js';
+import { checked, readOptions } from '../core/options.js';
+import { z } from 'zod';
 import type { RunFrame } from '../core/run-frame.js';
 import type { Usage } from '../core/usage.js';
 import type { Accounting, ProblemReporter, RunAccount, RunFigures } from './accounting.js';
@@ -39,23 +40,16 @@ export interface MetricsCollectorOptions {
   meter?: Meter;
 }
 
-const OPTION_KEYS = ['prices', 'budgets', 'meter'];
-
-function checkOptions(options: MetricsCollectorOptions): void {
-  if (typeof options !== 'object' || options === null) throw new ConfigurationError('MetricsCollector options must be an object: new MetricsCollector({ prices?, budgets?, meter? }).');
-  refuseUnknownKeys('MetricsCollector', options, OPTION_KEYS);
-  if (options.budgets !== undefined && !(options.budgets instanceof TenantBudgets)) {
-    throw new ConfigurationError(
-      'MetricsCollector: budgets must be a TenantBudgets, not a plain object: new MetricsCollector({ budgets: new TenantBudgets({ limits: { acme: { maxTokens: 100_000 } } }) }).',
-    );
-  }
-  if (options.prices !== undefined && typeof (options.prices as Partial<PriceTable> | null)?.price !== 'function') {
-    throw new ConfigurationError('MetricsCollector: prices must be a PriceTable (priceTable({...}) or defaultPrices()).');
-  }
-  if (options.meter !== undefined && typeof (options.meter as Partial<Meter> | null)?.createCounter !== 'function') {
-    throw new ConfigurationError('MetricsCollector: meter must be an OpenTelemetry Meter (metrics.getMeter(name)).');
-  }
-}
+const optionsSchema = z
+  .object({
+    prices: checked<PriceTable>((p) => typeof (p as Partial<PriceTable> | null)?.price === 'function', 'prices must be a PriceTable (priceTable({...}) or defaultPrices()).').optional(),
+    budgets: checked<TenantBudgets>(
+      (b) => b instanceof TenantBudgets,
+      'budgets must be a TenantBudgets, not a plain object: new MetricsCollector({ budgets: new TenantBudgets({ limits: { acme: { maxTokens: 100_000 } } }) }).',
+    ).optional(),
+    meter: checked<Meter>((m) => typeof (m as Partial<Meter> | null)?.createCounter === 'function', 'meter must be an OpenTelemetry Meter (metrics.getMeter(name)).').optional(),
+  })
+  .strict();
 
 /**
  * Usage, cost and budget bookkeeping, keyed by each run's own id: the `Accounting` a run opens
@@ -70,7 +64,7 @@ export class MetricsCollector implements Accounting {
   readonly #ledger: Ledger;
 
   constructor(options: MetricsCollectorOptions = {}) {
-    checkOptions(options);
+    readOptions('MetricsCollector', options, optionsSchema, { example: 'new MetricsCollector({ prices?, budgets?, meter? })' });
     this.prices = options.prices ?? defaultPrices();
     this.budgets = options.budgets;
     this.#ledger = new Ledger(this.prices, this.budgets, new InstrumentSource(options.meter));

@@ -5,7 +5,8 @@ import type { ChildOutcome, FramedChild, Placement } from '../delegation/framed-
 import type { Message, ModelProvider } from '../model/types.js';
 import type { Capability } from '../tool/capability.js';
 import type { Tool } from '../tool/define-tool.js';
-import { refuseUnknownKeys } from '../core/options.js';
+import { named, readOptions, refuseUnknownKeys } from '../core/options.js';
+import { facadeOptionsSchema, RENAMED } from './agent-options.js';
 import { assembleCore } from './agent-assembly.js';
 import type { AgentCore } from './agent-core.js';
 import type { AgentResponse } from './agent-response.js';
@@ -44,7 +45,6 @@ export interface AgentRunOptions<T = unknown> {
  */
 export type AgentResult<T = unknown> = AgentResponse<T>;
 
-const KEYS = ['name', 'modelProvider', 'instructions', 'tools', 'capabilities'] as const;
 const RUN_KEYS = ['attachments', 'history', 'outputType', 'signal'] as const;
 const attachmentSchema = z.object({ name: z.string().min(1), content: z.string(), mediaType: z.string().optional() }).strict();
 
@@ -72,9 +72,8 @@ export class Agent implements FramedChild {
   readonly #core: AgentCore;
 
   constructor(options: AgentOptions) {
-    if (typeof options !== 'object' || options === null) throw new ConfigurationError('Agent needs { name, modelProvider, instructions?, tools? }.');
-    refuseUnknownKeys('Agent', options, KEYS, { renamed: { model: 'modelProvider', provider: 'modelProvider' } });
-    const { core, tools } = assembleCore(options);
+    const parts = readOptions(named('Agent', options), options, facadeOptionsSchema, { renamed: RENAMED, example: 'new Agent({ name, modelProvider, instructions?, tools? })' });
+    const { core, tools } = assembleCore(parts);
     this.#core = core;
     this.name = core.name;
     this.modelProvider = core.modelProvider;

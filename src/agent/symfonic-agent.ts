@@ -10,8 +10,9 @@ import type { Logger } from '../observability/logger.js';
 import type { MetricsCollector } from '../accounting/metrics-collector.js';
 import type { Capability } from '../tool/capability.js';
 import type { Tool } from '../tool/define-tool.js';
-import { refuseUnknownKeys } from '../core/options.js';
-import { assembleCore, checkAgentName } from './agent-assembly.js';
+import { named, readOptions } from '../core/options.js';
+import { assembleCore } from './agent-assembly.js';
+import { agentOptionsSchema, RENAMED } from './agent-options.js';
 import type { AgentCore } from './agent-core.js';
 import type { AgentResponse } from './agent-response.js';
 import { RunEventStream, type AgentStream } from './agent-stream.js';
@@ -37,7 +38,6 @@ export interface SymfonicAgentOptions {
   snapshotKey?: string;
 }
 
-const KEYS = ['name', 'modelProvider', 'instructions', 'description', 'tools', 'subAgents', 'capabilities', 'config', 'metricsCollector', 'logger', 'snapshotKey'] as const;
 
 /**
  * The kernel agent: a model/tool loop that can delegate to named children. Everything it is made
@@ -59,15 +59,11 @@ export class SymfonicAgent implements FramedChild {
   readonly #lifecycles: ChildLifecycle[] = [];
 
   constructor(options: SymfonicAgentOptions) {
-    if (typeof options !== 'object' || options === null) {
-      throw new ConfigurationError('SymfonicAgent needs options: new SymfonicAgent({ name, modelProvider, ... }).');
-    }
-    refuseUnknownKeys('SymfonicAgent', options, KEYS, { renamed: { model: 'modelProvider', provider: 'modelProvider' } });
-    const name = checkAgentName(options.name);
-    if (options.description !== undefined && typeof options.description !== 'string') throw new ConfigurationError(`agent "${name}": description must be a string.`);
-    const capabilities: Capability[] = [...(options.capabilities ?? [])];
+    const parts = readOptions(named('agent', options), options, agentOptionsSchema, { renamed: RENAMED, example: 'new SymfonicAgent({ name, modelProvider, ... })' });
+    const name = parts.name;
+    const capabilities: Capability[] = [...(parts.capabilities ?? [])];
     if (options.subAgents !== undefined) capabilities.push(this.#buildDelegation(name, options));
-    const { core, tools, config, logger } = assembleCore({ ...options, capabilities });
+    const { core, tools, config, logger } = assembleCore({ ...parts, capabilities });
     this.#core = core;
     this.name = name;
     this.description = options.description;
@@ -81,8 +77,7 @@ export class SymfonicAgent implements FramedChild {
   }
 
   #buildDelegation(name: string, options: SymfonicAgentOptions): DelegationCapability {
-    const subAgents = options.subAgents;
-    if (!Array.isArray(subAgents)) throw new ConfigurationError(`agent "${name}": subAgents must be an array of SubAgent or SubAgentSpec.`);
+    const subAgents = options.subAgents ?? [];
     const config = options.config instanceof FrameworkConfig ? options.config : new FrameworkConfig();
     const owned: SymfonicAgent[] = [];
     const entries: RosterEntry[] = subAgents.map((child) => {

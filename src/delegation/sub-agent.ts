@@ -1,35 +1,48 @@
 import { z, type ZodType } from 'zod';
-import { ConfigurationError } from '../core/errors.js';
-import { refuseUnknownKeys } from '../core/options.js';
+import { checked, named, readOptions } from '../core/options.js';
 import { modelSettingsSchema } from '../model/model-settings.js';
 import type { ModelProvider } from '../model/types.js';
 import { NAME_PATTERN, isTool, type Tool } from '../tool/define-tool.js';
 import type { ChildAgent } from './child.js';
 
-function checkName(kind: string, name: unknown): string {
-  if (typeof name !== 'string' || !NAME_PATTERN.test(name)) {
-    throw new ConfigurationError(
-      `${kind} name ${JSON.stringify(name)} is not allowed: use 1–64 letters, digits, "_" or "-". The name is how the ` +
-        `model addresses the child in run_agent, and tool-call arguments cannot carry anything looser reliably.`,
-    );
-  }
-  return name;
+function nameOf(kind: string): z.ZodType<string> {
+  return checked<string>(
+    (n) => typeof n === 'string' && NAME_PATTERN.test(n),
+    (n) =>
+      `${kind} name ${JSON.stringify(n)} is not allowed: use 1–64 letters, digits, "_" or "-". The name is how the ` +
+      `model addresses the child in run_agent, and tool-call arguments cannot carry anything looser reliably.`,
+  );
 }
 
-function checkText(kind: string, name: string, field: string, value: unknown, required: boolean): string | undefined {
-  if (value === undefined && !required) return undefined;
-  if (typeof value !== 'string' || value.trim() === '') {
-    throw new ConfigurationError(`${kind} "${name}": ${field} must be a non-empty string; the parent's model reads it to choose a child.`);
-  }
-  return value;
+function text(field: string): z.ZodType<string> {
+  return checked<string>((v) => typeof v === 'string' && v.trim() !== '', `${field} must be a non-empty string; the parent's model reads it to choose a child.`);
 }
 
+const outputTypeSchema = checked<ZodType>((v) => v instanceof z.ZodType, 'outputType must be a zod schema, e.g. z.object({ answer: z.string() }).').optional();
 
-function checkOutputType(kind: string, name: string, value: unknown): ZodType | undefined {
-  if (value === undefined) return undefined;
-  if (!(value instanceof z.ZodType)) throw new ConfigurationError(`${kind} "${name}": outputType must be a zod schema, e.g. z.object({ answer: z.string() }).`);
-  return value;
-}
+const subAgentSchema = z
+  .object({
+    name: nameOf('SubAgent'),
+    agent: checked<ChildAgent>((a) => typeof (a as { run?: unknown } | null)?.run === 'function', 'agent must be an object with an async run(task, options) method.'),
+    description: text('description'),
+    whenToUse: text('whenToUse').optional(),
+    outputType: outputTypeSchema,
+  })
+  .strict();
+
+const specSchema = z
+  .object({
+    name: nameOf('SubAgentSpec'),
+    description: text('description'),
+    whenToUse: text('whenToUse').optional(),
+    tools: checked<readonly Tool[]>((t) => Array.isArray(t) && t.every(isTool), 'tools must be an array of tools made by defineTool.').optional(),
+    instructions: text('instructions').optional(),
+    modelProvider: checked<ModelProvider>((m) => typeof (m as { generate?: unknown } | null)?.generate === 'function', 'modelProvider must be a ModelProvider (an object with generate()).').optional(),
+    domainDescription: text('domainDescription').optional(),
+    outputType: outputTypeSchema,
+  })
+  .extend(modelSettingsSchema.shape)
+  .strict();
 
 export interface SubAgentOptions {
   name: string;
@@ -50,18 +63,14 @@ export class SubAgent {
   readonly outputType: ZodType | undefined;
 
   constructor(options: SubAgentOptions) {
-    if (typeof options !== 'object' || options === null) throw new ConfigurationError('SubAgent needs { name, agent, description, whenToUse? }.');
-    refuseUnknownKeys('SubAgent', options, ['name', 'agent', 'description', 'whenToUse', 'outputType']);
-    this.name = checkName('SubAgent', options.name);
-    if (typeof (options.agent as { run?: unknown } | null)?.run !== 'function') {
-      throw new ConfigurationError(`SubAgent "${this.name}": agent must be an object with an async run(task, options) method.`);
-    }
+    const o = readOptions(named('SubAgent', options), options, subAgentSchema, { example: 'new SubAgent({ name, agent, description, whenToUse? })' });
+    this.name = o.name;
     // A facade (the simple Agent) runs on a prompt alone: it adapts itself, as FacadeChild would.
-    const asChild = (options.agent as { asChild?: unknown }).asChild;
-    this.agent = typeof asChild === 'function' ? (asChild.call(options.agent) as ChildAgent) : options.agent;
-    this.description = checkText('SubAgent', this.name, 'description', options.description, true)!;
-    this.whenToUse = checkText('SubAgent', this.name, 'whenToUse', options.whenToUse, false);
-    this.outputType = checkOutputType('SubAgent', this.name, options.outputType);
+    const asChild = (o.agent as { asChild?: unknown }).asChild;
+    this.agent = typeof asChild === 'function' ? (asChild.call(o.agent) as ChildAgent) : o.agent;
+    this.description = o.description;
+    this.whenToUse = o.whenToUse;
+    this.outputType = o.outputType;
     Object.freeze(this);
   }
 }
@@ -82,7 +91,6 @@ export interface SubAgentSpecOptions {
   outputType?: ZodType;
 }
 
-const SPEC_KEYS = ['name', 'description', 'whenToUse', 'tools', 'instructions', 'modelProvider', 'modelName', 'temperature', 'maxTokens', 'domainDescription', 'outputType'];
 
 
 /**
@@ -103,28 +111,18 @@ export class SubAgentSpec {
   readonly domainDescription: string | undefined;
 
   constructor(options: SubAgentSpecOptions) {
-    if (typeof options !== 'object' || options === null) throw new ConfigurationError('SubAgentSpec needs { name, description, ... }.');
-    refuseUnknownKeys('SubAgentSpec', options, SPEC_KEYS, { renamed: { provider: 'modelProvider' } });
-    this.name = checkName('SubAgentSpec', options.name);
-    this.description = checkText('SubAgentSpec', this.name, 'description', options.description, true)!;
-    this.whenToUse = checkText('SubAgentSpec', this.name, 'whenToUse', options.whenToUse, false);
-    this.instructions = checkText('SubAgentSpec', this.name, 'instructions', options.instructions, false);
-    this.domainDescription = checkText('SubAgentSpec', this.name, 'domainDescription', options.domainDescription, false);
-    const tools = options.tools ?? [];
-    if (!Array.isArray(tools) || !tools.every(isTool)) {
-      throw new ConfigurationError(`SubAgentSpec "${this.name}": tools must be an array of tools made by defineTool.`);
-    }
-    this.tools = Object.freeze([...tools]);
-    if (options.modelProvider !== undefined && typeof (options.modelProvider as { generate?: unknown } | null)?.generate !== 'function') {
-      throw new ConfigurationError(`SubAgentSpec "${this.name}": modelProvider must be a ModelProvider (an object with generate()).`);
-    }
-    this.modelProvider = options.modelProvider;
-    this.outputType = checkOutputType('SubAgentSpec', this.name, options.outputType);
-    const parsed = modelSettingsSchema.safeParse({ modelName: options.modelName, temperature: options.temperature, maxTokens: options.maxTokens });
-    if (!parsed.success) throw new ConfigurationError(`SubAgentSpec "${this.name}": ${z.prettifyError(parsed.error)}.`);
-    this.modelName = parsed.data.modelName;
-    this.temperature = parsed.data.temperature;
-    this.maxTokens = parsed.data.maxTokens;
+    const o = readOptions(named('SubAgentSpec', options), options, specSchema, { renamed: { provider: 'modelProvider' }, example: 'new SubAgentSpec({ name, description, ... })' });
+    this.name = o.name;
+    this.description = o.description;
+    this.whenToUse = o.whenToUse;
+    this.instructions = o.instructions;
+    this.domainDescription = o.domainDescription;
+    this.tools = Object.freeze([...(o.tools ?? [])]);
+    this.modelProvider = o.modelProvider;
+    this.outputType = o.outputType;
+    this.modelName = o.modelName;
+    this.temperature = o.temperature;
+    this.maxTokens = o.maxTokens;
     Object.freeze(this);
   }
 }

@@ -1,0 +1,50 @@
+import { z } from 'zod';
+import { isAccounting, type Accounting } from '../accounting/accounting.js';
+import { checked } from '../core/options.js';
+import type { ModelProvider } from '../model/types.js';
+import { isLogger, type Logger } from '../observability/logger.js';
+import type { Capability } from '../tool/capability.js';
+import { isTool, NAME_PATTERN, type Tool } from '../tool/define-tool.js';
+import { FrameworkConfig } from './framework-config.js';
+
+const isProvider = (p: unknown): boolean => {
+  const m = p as Partial<ModelProvider> | null;
+  return typeof m === 'object' && m !== null && typeof m.generate === 'function' && typeof m.providerName === 'string' && typeof m.modelName === 'string';
+};
+
+/** The options both agent classes take, each checked with the fix named. */
+const parts = {
+  name: checked<string>((n) => typeof n === 'string' && NAME_PATTERN.test(n), (n) => `agent name ${JSON.stringify(n)} is not allowed: use 1–64 letters, digits, "_" or "-".`),
+  modelProvider: checked<ModelProvider>(
+    isProvider,
+    'modelProvider must be a ModelProvider ({ providerName, modelName, generate() }), e.g. openAICompatible({ baseURL, model }) or scriptedModel([...]) from symfonic/testing.',
+  ),
+  instructions: checked<string>((v) => typeof v === 'string', 'instructions must be a string.').optional(),
+  tools: checked<readonly Tool[]>((t) => Array.isArray(t) && t.every(isTool), 'tools must be an array of tools made by defineTool.').optional(),
+  capabilities: checked<readonly Capability[]>(
+    (cs) => Array.isArray(cs) && cs.every((c: Partial<Capability> | null) => typeof c?.name === 'string' && typeof c.contribute === 'function'),
+    'capabilities must be an array, each with a name and a contribute() method.',
+  ).optional(),
+};
+
+/** The facade's options: a model, instructions and tools; no scope, no depth, by design. */
+export const facadeOptionsSchema = z.object(parts).strict();
+
+/** SymfonicAgent's options. */
+export const agentOptionsSchema = z
+  .object({
+    ...parts,
+    description: checked<string>((v) => typeof v === 'string', 'description must be a string.').optional(),
+    subAgents: checked<readonly unknown[]>((v) => Array.isArray(v), 'subAgents must be an array of SubAgent or SubAgentSpec.').optional(),
+    config: checked<FrameworkConfig>((c) => c instanceof FrameworkConfig, 'config must be a FrameworkConfig: new FrameworkConfig({ agent: { maxTurns: 5 } }).').optional(),
+    metricsCollector: checked<Accounting>(isAccounting, 'metricsCollector must be a MetricsCollector (or another Accounting: { id, open(frame, agentName) }).').optional(),
+    logger: checked<Logger>(isLogger, "logger must be a pino logger (or any object with pino's child, isLevelEnabled, error, warn, info, debug).").optional(),
+    snapshotKey: checked<string>((k) => typeof k === 'string' && k.length >= 16, 'snapshotKey must be a secret string of at least 16 characters (it signs snapshots with HMAC-SHA256).').optional(),
+  })
+  .strict();
+
+/** The parts every agent is assembled from, validated. */
+export type AgentParts = z.output<typeof agentOptionsSchema>;
+
+/** Old names, refused with the one name for the model everywhere. */
+export const RENAMED = { model: 'modelProvider', provider: 'modelProvider' };
