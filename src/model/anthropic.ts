@@ -6,8 +6,9 @@ import { z } from 'zod';
 import { ConfigurationError } from '../core/errors.js';
 import { fromMessage, messageWire, PROTOCOL } from './anthropic-response.js';
 import { messageStream } from './anthropic-stream.js';
-import { displayURL, joinURL, type HttpTarget } from './http-target.js';
+import { displayURL, joinURL, serverOf, type HttpTarget } from './http-target.js';
 import { maxTokensSchema, modelNameSchema } from './model-settings.js';
+import { answerTool, type AnswerTool } from './output-schema.js';
 import {
   apiKeySchema,
   envVar,
@@ -80,16 +81,19 @@ export function anthropic(options: AnthropicOptions): ModelProvider {
     secrets,
   });
 
-  const bodyFor = (request: ModelRequest, settings: CallSettings): Record<string, unknown> => {
+  const bodyFor = (request: ModelRequest, settings: CallSettings, answer: AnswerTool | undefined): Record<string, unknown> => {
     const body: Record<string, unknown> = {
       model: settings.model,
       max_tokens: settings.maxTokens ?? defaultMaxTokens,
       messages: toWireMessages(request),
     };
     if (request.instructions) body.system = request.instructions;
-    if (request.tools.length > 0) {
-      body.tools = request.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters }));
-    }
+    const tools = request.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters }));
+    if (answer) tools.push(answer.definition);
+    if (tools.length > 0) body.tools = tools;
+    // Structured output is a tool the model must call. With other tools on offer it must call
+    // one of them ('any'): a real tool to go on working, or the answer tool to finish.
+    if (answer) body.tool_choice = request.tools.length > 0 ? { type: 'any' } : { type: 'tool', name: answer.name };
     if (settings.temperature !== undefined) body.temperature = settings.temperature;
     return body;
   };
@@ -100,15 +104,18 @@ export function anthropic(options: AnthropicOptions): ModelProvider {
     {
       async send(request, settings, signal) {
         const target = targetFor(settings, 'application/json');
-        const json = await postJson(target, bodyFor(request, settings), transport, signal);
-        return fromMessage(readWire(messageWire, json, target, PROTOCOL), target);
+        const answer = request.outputSchema && answerTool(request.outputSchema);
+        const json = await postJson(target, bodyFor(request, settings, answer), transport, signal);
+        return fromMessage(readWire(messageWire, json, target, PROTOCOL), target, answer);
       },
       async *stream(request, settings, signal) {
         const target = targetFor(settings, 'text/event-stream');
-        const body = { ...bodyFor(request, settings), stream: true };
-        yield* messageStream(await postStream(target, body, transport, signal), target, signal);
+        const answer = request.outputSchema && answerTool(request.outputSchema);
+        const body = { ...bodyFor(request, settings, answer), stream: true };
+        yield* messageStream(await postStream(target, body, transport, signal), target, signal, answer);
       },
     },
+    serverOf(url),
   );
 }
 

@@ -8,8 +8,9 @@
  * name a gateway (e.g. 'groq') so its prices and telemetry are attributed to it.
  */
 import { z } from 'zod';
-import { displayURL, joinURL, type HttpTarget } from './http-target.js';
+import { displayURL, joinURL, serverOf, type HttpTarget } from './http-target.js';
 import { modelNameSchema } from './model-settings.js';
+import { responseFormat } from './output-schema.js';
 import { chatCompletionWire, fromChatCompletion } from './openai-response.js';
 import { chatCompletionStream } from './openai-stream.js';
 import {
@@ -85,6 +86,7 @@ export function openAICompatible(options: OpenAICompatibleOptions): ModelProvide
     // Sent only when a request, withOverrides or a budget's reservation sets one: the server's own
     // default is the model's full output length, which a caller who set nothing asked for.
     if (settings.maxTokens !== undefined) body[maxTokensField] = settings.maxTokens;
+    if (request.outputSchema) body.response_format = responseFormat(request.outputSchema);
     return body;
   };
 
@@ -103,6 +105,7 @@ export function openAICompatible(options: OpenAICompatibleOptions): ModelProvide
         yield* chatCompletionStream(await postStream(target, body, transport, signal), target, signal);
       },
     },
+    serverOf(url),
   );
 }
 

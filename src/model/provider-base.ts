@@ -6,7 +6,8 @@
 import { z } from 'zod';
 import { ConfigurationError } from '../core/errors.js';
 import { modelSettingsSchema } from './model-settings.js';
-import type { ModelOverrides, ModelProvider, ModelRequest, ModelResponse, ModelStreamChunk } from './types.js';
+import { outputSchemaProblem } from './output-schema.js';
+import type { ModelOverrides, ModelProvider, ModelRequest, ModelResponse, ModelServer, ModelStreamChunk } from './types.js';
 
 /** Options every HTTP adapter accepts on top of its own. */
 export interface HttpProviderOptions {
@@ -98,8 +99,8 @@ export interface Adapter {
   stream(request: ModelRequest, settings: CallSettings, signal: AbortSignal | undefined): AsyncIterable<ModelStreamChunk>;
 }
 
-/** The ModelProvider shell both adapters share. */
-export function httpModelProvider(providerName: string, defaults: CallSettings, adapter: Adapter): ModelProvider {
+/** The ModelProvider shell both adapters share. Both answer `outputSchema` natively. */
+export function httpModelProvider(providerName: string, defaults: CallSettings, adapter: Adapter, server: ModelServer): ModelProvider {
   const settingsFor = (request: ModelRequest, options: unknown, method: string): CallSettings => {
     checkRequest(request, `${providerName}.${method}`);
     checkCallOptions(options, `${providerName}.${method}`);
@@ -113,6 +114,8 @@ export function httpModelProvider(providerName: string, defaults: CallSettings, 
   return Object.freeze({
     providerName,
     modelName: defaults.model,
+    supportsOutputSchema: true,
+    server,
     async generate(request: ModelRequest, options?: { signal?: AbortSignal }): Promise<ModelResponse> {
       return adapter.send(request, settingsFor(request, options, 'generate'), options?.signal);
     },
@@ -130,7 +133,7 @@ export function httpModelProvider(providerName: string, defaults: CallSettings, 
       const next: CallSettings = { ...defaults, model: o.modelName ?? defaults.model };
       if (o.temperature !== undefined) next.temperature = o.temperature;
       if (o.maxTokens !== undefined) next.maxTokens = o.maxTokens;
-      return httpModelProvider(providerName, next, adapter);
+      return httpModelProvider(providerName, next, adapter, server);
     },
   });
 }
@@ -138,7 +141,7 @@ export function httpModelProvider(providerName: string, defaults: CallSettings, 
 const ROLES = new Set(['user', 'assistant', 'tool']);
 const REQUEST_USAGE =
   '{ messages: { role: "user" | "assistant" | "tool", content: string }[], tools: { name, description, parameters }[], ' +
-  'instructions?: string, modelName?: string, temperature?: number, maxTokens?: number }';
+  'instructions?: string, modelName?: string, temperature?: number, maxTokens?: number, outputSchema?: { name, schema } }';
 
 /** Hand-written rather than a schema: it runs on every model call, and must cost next to nothing. */
 function checkRequest(request: ModelRequest, where: string): void {
@@ -157,6 +160,10 @@ function requestProblem(request: ModelRequest): string | undefined {
       return `request.messages[${i}].role must be "user", "assistant" or "tool"`;
     }
     if (typeof m.content !== 'string') return `request.messages[${i}].content must be a string`;
+  }
+  if (request.outputSchema !== undefined) {
+    const problem = outputSchemaProblem(request.outputSchema, request.tools);
+    if (problem !== undefined) return problem;
   }
   if (request.modelName === undefined && request.temperature === undefined && request.maxTokens === undefined) return undefined;
   const settings = modelSettingsSchema.safeParse({
