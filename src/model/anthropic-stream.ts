@@ -195,14 +195,14 @@ function eventJson(event: EventSourceMessage, target: HttpTarget): unknown {
   try {
     json = JSON.parse(event.data) as typeof json;
   } catch {
-    return protocolError(target, STREAM_PROTOCOL, `an event's data is not JSON: ${bodySnippet(event.data)}`);
+    return protocolError(target, STREAM_PROTOCOL, `an event's data is not JSON: ${bodySnippet(event.data, target)}`);
   }
   if (event.event === 'error' || json?.type === 'error') {
     const kind = (json?.error as { type?: unknown } | undefined)?.type;
     throw providerError(
       target,
       `${target.provider} at ${target.displayURL} reported an error in the middle of the response stream ` +
-        `(${typeof kind === 'string' ? `${kind}: ` : ''}${bodySnippet(event.data)}). ` +
+        `(${typeof kind === 'string' ? `${kind}: ` : ''}${bodySnippet(event.data, target)}). ` +
         `Nothing was retried, since part of the answer had already been delivered.`,
       { status: undefined, retryable: false },
     );

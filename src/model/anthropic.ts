@@ -36,7 +36,7 @@ export interface AnthropicOptions extends HttpProviderOptions {
 
 const USAGE =
   'anthropic({ model: string, apiKey?: string, baseURL?: string, defaultMaxTokens?: number, maxRetries?: number, ' +
-  'timeoutMs?: number, backoff?: { baseDelayMs?, maxDelayMs? }, headers?: Record<string, string>, fetch?: typeof fetch })';
+  'timeoutMs?: number, backoff?: { baseDelayMs?, maxDelayMs? }, headers?: Record<string, string>, fetch?: typeof fetch, maxResponseBytes?: number, maxStreamBytes?: number })';
 
 const DEFAULT_BASE_URL = 'https://api.anthropic.com';
 const DEFAULT_MAX_TOKENS = 4096;

@@ -40,7 +40,7 @@ export interface OpenAICompatibleOptions extends HttpProviderOptions {
 
 const USAGE =
   'openAICompatible({ baseURL: string, model: string, apiKey?: string, providerName?: string, maxRetries?: number, ' +
-  'timeoutMs?: number, backoff?: { baseDelayMs?, maxDelayMs? }, headers?: Record<string, string>, fetch?: typeof fetch })';
+  'timeoutMs?: number, backoff?: { baseDelayMs?, maxDelayMs? }, headers?: Record<string, string>, fetch?: typeof fetch, maxResponseBytes?: number, maxStreamBytes?: number })';
 
 const optionsSchema = z.strictObject({
   baseURL: httpURLSchema,

@@ -124,14 +124,14 @@ function chunkJson(event: EventSourceMessage, target: HttpTarget): unknown {
   try {
     json = JSON.parse(event.data);
   } catch {
-    return protocolError(target, PROTOCOL, `an event's data is not JSON: ${bodySnippet(event.data)}`);
+    return protocolError(target, PROTOCOL, `an event's data is not JSON: ${bodySnippet(event.data, target)}`);
   }
   const error = (json as { error?: unknown } | null)?.error;
   if (event.event === 'error' || (error !== undefined && error !== null)) {
     throw providerError(
       target,
       `${target.provider} at ${target.displayURL} reported an error in the middle of the response stream ` +
-        `(${bodySnippet(event.data)}). Nothing was retried, since part of the answer had already been delivered.`,
+        `(${bodySnippet(event.data, target)}). Nothing was retried, since part of the answer had already been delivered.`,
       { status: undefined, retryable: false },
     );
   }

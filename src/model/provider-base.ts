@@ -30,6 +30,13 @@ export interface HttpProviderOptions {
   headers?: Record<string, string>;
   /** A fetch-compatible function; the global fetch by default. */
   fetch?: typeof fetch;
+  /**
+   * The most bytes a whole (not streamed) response body may have; past it the call fails and the
+   * connection is dropped. Default 8 MiB.
+   */
+  maxResponseBytes?: number;
+  /** The most bytes a streamed response may carry; past it the stream fails. Default 64 MiB. */
+  maxStreamBytes?: number;
 }
 
 export const httpOptionsShape = {
@@ -43,6 +50,8 @@ export const httpOptionsShape = {
     .optional(),
   headers: z.record(z.string(), z.string('must map header names to string values')).optional(),
   fetch: z.custom<typeof fetch>((v) => typeof v === 'function', 'must be a fetch-compatible function').optional(),
+  maxResponseBytes: z.int('must be a whole number of bytes').positive('must be greater than 0').optional(),
+  maxStreamBytes: z.int('must be a whole number of bytes').positive('must be greater than 0').optional(),
 };
 
 /**
