@@ -9,16 +9,9 @@ import { messageStream } from './anthropic-stream.js';
 import { displayURL, joinURL, serverOf, type HttpTarget } from './http-target.js';
 import { maxTokensSchema, modelNameSchema } from './model-settings.js';
 import { answerTool, type AnswerTool } from './output-schema.js';
-import {
-  apiKeySchema,
-  envVar,
-  httpModelProvider,
-  httpOptionsShape,
-  httpURLSchema,
-  parseOptions,
-  type CallSettings,
-  type HttpProviderOptions,
-} from './provider-base.js';
+import { apiKeySchema, envVar, httpOptionsShape, httpURLSchema, type HttpProviderOptions } from './http-options.js';
+import { parseOptions } from './parse-options.js';
+import { providerShell, type CallSettings } from './provider-shell.js';
 import { postJson, postStream, transportFrom } from './transport.js';
 import type { ModelProvider, ModelRequest, ToolCall } from './types.js';
 import { readWire, toolCallIdOf } from './wire.js';
@@ -98,7 +91,7 @@ export function anthropic(options: AnthropicOptions): ModelProvider {
     return body;
   };
 
-  return httpModelProvider(
+  return providerShell(
     'anthropic',
     { model: o.model },
     {
@@ -115,7 +108,7 @@ export function anthropic(options: AnthropicOptions): ModelProvider {
         yield* messageStream(await postStream(target, body, transport, signal), target, signal, answer);
       },
     },
-    serverOf(url),
+    { supportsOutputSchema: true, server: serverOf(url) },
   );
 }
 

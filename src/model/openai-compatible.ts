@@ -13,16 +13,9 @@ import { modelNameSchema } from './model-settings.js';
 import { responseFormat } from './output-schema.js';
 import { chatCompletionWire, fromChatCompletion } from './openai-response.js';
 import { chatCompletionStream } from './openai-stream.js';
-import {
-  apiKeySchema,
-  envVar,
-  httpModelProvider,
-  httpOptionsShape,
-  httpURLSchema,
-  parseOptions,
-  type CallSettings,
-  type HttpProviderOptions,
-} from './provider-base.js';
+import { apiKeySchema, envVar, httpOptionsShape, httpURLSchema, type HttpProviderOptions } from './http-options.js';
+import { parseOptions } from './parse-options.js';
+import { providerShell, type CallSettings } from './provider-shell.js';
 import { postJson, postStream, transportFrom } from './transport.js';
 import type { ModelProvider, ModelRequest } from './types.js';
 import { readWire, toolCallIdOf } from './wire.js';
@@ -90,7 +83,7 @@ export function openAICompatible(options: OpenAICompatibleOptions): ModelProvide
     return body;
   };
 
-  return httpModelProvider(
+  return providerShell(
     providerName,
     { model: o.model },
     {
@@ -105,7 +98,7 @@ export function openAICompatible(options: OpenAICompatibleOptions): ModelProvide
         yield* chatCompletionStream(await postStream(target, body, transport, signal), target, signal);
       },
     },
-    serverOf(url),
+    { supportsOutputSchema: true, server: serverOf(url) },
   );
 }
 

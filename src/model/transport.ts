@@ -11,7 +11,7 @@ import { Attempt, untilAborted } from './attempt.js';
 import { readBody, tooLargeMessage } from './body-reader.js';
 import { bodySnippet, brokenBodyFailure, failureForStatus, networkFailure, timeoutFailure, type Failure } from './http-failure.js';
 import { providerError, type HttpTarget } from './http-target.js';
-import type { HttpProviderOptions } from './provider-base.js';
+import type { HttpProviderOptions } from './http-options.js';
 
 const MiB = 1024 * 1024;
 
