@@ -214,7 +214,7 @@ describe('README: Tracing delegation trees in Jaeger', () => {
     await new Promise<void>((resolve) => (receiver ? receiver.close(() => resolve()) : resolve()));
   });
 
-  it("exports the run's spans over OTLP/HTTP and prints the traces URL", async () => {
+  it("exports the run's spans and metrics over OTLP/HTTP and prints the traces URL", async () => {
     const received: { path: string; body: string }[] = [];
     receiver = createServer((req, res) => {
       let body = '';
@@ -237,6 +237,9 @@ describe('README: Tracing delegation trees in Jaeger', () => {
     expect(traces).toContain('invoke_agent assistant');
     expect(traces).toContain('my-app');
     expect(traces).toContain('acme');
+    const metrics = received.filter((r) => r.path === '/v1/metrics').map((r) => r.body).join('\n');
+    expect(metrics).toContain('gen_ai.client.operation.duration');
+    expect(metrics).toContain('my-app');
   });
 });
 
