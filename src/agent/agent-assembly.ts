@@ -19,6 +19,8 @@ export interface AgentParts {
   instructions?: unknown;
   tools?: unknown;
   capabilities?: readonly Capability[];
+  /** What the agent does, for its spans' gen_ai.agent.description (validated by the agent class). */
+  description?: string | undefined;
   config?: unknown;
   metricsCollector?: unknown;
   logger?: unknown;
@@ -92,7 +94,14 @@ export function assembleCore(parts: AgentParts): { core: AgentCore; tools: reado
     requestModel,
     invokeSpanName: `invoke_agent ${name}`,
     chatSpanName: `chat ${requestModel}`,
-    spanAttributes: agentSpanAttributes(name, modelProvider.providerName, requestModel, config.model),
+    spanAttributes: agentSpanAttributes({
+      name,
+      description: parts.description,
+      providerName: modelProvider.providerName,
+      server: modelProvider.server,
+      requestModel,
+      settings: config.model,
+    }),
     name,
     modelProvider,
     instructions: parts.instructions as string | undefined,

@@ -100,6 +100,7 @@ function finishChatSpan(chat: Span, response: ModelResponse, usage: ReturnType<t
     });
     if (usage.cacheReadInputTokens !== undefined) chat.setAttribute(ATTR.cacheReadInputTokens, usage.cacheReadInputTokens);
     if (response.responseModel !== undefined) chat.setAttribute(ATTR.responseModel, response.responseModel);
+    if (response.responseId !== undefined) chat.setAttribute(ATTR.responseId, response.responseId);
     if (capture) chat.setAttribute(ATTR.outputMessages, outputMessagesJson(response));
   }
   chat.end();
