@@ -4,6 +4,7 @@ import { modelVisibleText } from '../core/redact.js';
 import type { RunFrame } from '../core/run-frame.js';
 import type { RunFigures } from '../accounting/accounting.js';
 import { ATTR, MAX_DESCRIPTION_CHARS, OPERATION, TRACER_NAME } from '../observability/attributes.js';
+import { SYMFONIC_VERSION } from '../observability/version.js';
 import type { ModelServer } from '../model/types.js';
 import type { SpanLink } from '../snapshot/run-snapshot.js';
 import type { AgentCore } from './agent-core.js';
@@ -71,7 +72,7 @@ export class SpanAttributeSets {
 }
 
 export function tracer(): Tracer {
-  return trace.getTracer(TRACER_NAME);
+  return trace.getTracer(TRACER_NAME, SYMFONIC_VERSION);
 }
 
 function lineageOf(frame: RunFrame): Attributes {

@@ -2,11 +2,14 @@
  * The GenAI conventions' attributes that say where a call went and what answered: chat spans
  * carry server.address / server.port (from the provider) and gen_ai.response.id (from the
  * server's answer); invoke_agent carries gen_ai.agent.id and gen_ai.agent.description;
- * execute_tool carries gen_ai.tool.description. Real HTTP adapter, loopback server, real SDK recording.
+ * execute_tool carries gen_ai.tool.description; spans and metrics name symfonic's version in
+ * their instrumentation scope. Real HTTP adapter, loopback server, real SDK recording.
  */
+import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { defineTool, openAICompatible, SymfonicAgent } from '../../src/index.js';
+import { SYMFONIC_VERSION } from '../../src/observability/version.js';
 import { scriptedModel } from '../../src/testing/index.js';
 import { scriptedApi } from '../model/http-server.js';
 import { recordEachTest } from '../support/per-test.js';
@@ -75,5 +78,15 @@ describe('GenAI convention attributes', () => {
     await agent.run('hi');
     const invoke = rec.spans().find((s) => s.name === 'invoke_agent verbose')!;
     expect(invoke.attributes['gen_ai.agent.description']).toBe(`${'d'.repeat(1024)}…`);
+  });
+
+  it("spans and metrics carry symfonic's name and version as their instrumentation scope", async () => {
+    const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    expect(SYMFONIC_VERSION).toBe(manifest.version);
+    await new SymfonicAgent({ name: 'scoped', modelProvider: scriptedModel(['ok']) }).run('hi');
+    for (const span of rec.spans()) expect(span.instrumentationScope).toMatchObject({ name: 'symfonic', version: manifest.version });
+    const scopes = (await rec.metrics()).flatMap((r) => r.scopeMetrics.map((s) => s.scope));
+    expect(scopes.length).toBeGreaterThan(0);
+    for (const scope of scopes) expect(scope).toMatchObject({ name: 'symfonic', version: manifest.version });
   });
 });
