@@ -8,14 +8,32 @@ import { NAME_PATTERN } from '../core/defaults.js';
 import { strictSchema } from './strict-schema.js';
 import type { OutputSchema, ToolDefinition } from './types.js';
 
+/** The format's name: what OpenAI labels the schema with and Anthropic's model calls to answer. */
+export const OUTPUT_SCHEMA_NAME = 'final_answer';
+
+const made = new WeakMap<ZodType, OutputSchema>();
+
 /**
  * The `outputSchema` for a zod type. Its input side, as for instructions: the model writes what
- * the schema parses, so defaults and transforms are the schema's business after parsing.
+ * the schema parses, so defaults and transforms are the schema's business after parsing. Made
+ * once per type (every model call of a run sends it) and frozen, since it is shared.
  */
-export function outputSchemaFor(type: ZodType, name = 'output'): OutputSchema {
+export function outputSchemaFor(type: ZodType, name = OUTPUT_SCHEMA_NAME): OutputSchema {
+  const cached = name === OUTPUT_SCHEMA_NAME ? made.get(type) : undefined;
+  if (cached !== undefined) return cached;
   const schema = z.toJSONSchema(type, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
   delete schema['$schema'];
-  return { name, schema };
+  const output = Object.freeze({ name, schema: deepFreeze(schema) });
+  if (name === OUTPUT_SCHEMA_NAME) made.set(type, output);
+  return output;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
 }
 
 /** Why a request's outputSchema cannot be sent, or undefined when it can. */
