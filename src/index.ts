@@ -37,10 +37,11 @@ export {
 } from './delegation/index.js';
 
 // Models and tools
-export type { ModelProvider, ModelRequest, ModelResponse, ModelStreamChunk, Message, ToolCall, ToolDefinition, ModelOverrides } from './model/types.js';
+export type { ModelProvider, ModelRequest, ModelResponse, ModelStreamChunk, Message, ToolCall, ToolDefinition, ModelOverrides, OutputSchema, ModelServer } from './model/types.js';
 export { openAICompatible, type OpenAICompatibleOptions } from './model/openai-compatible.js';
 export { anthropic, type AnthropicOptions } from './model/anthropic.js';
-export type { HttpProviderOptions } from './model/provider-base.js';
+export { aiSdkModel, type AiSdkModelOptions, type AiSdkLanguageModel } from './model/ai-sdk.js';
+export type { HttpProviderOptions } from './model/http-options.js';
 export { defineTool, type Tool, type ToolSpec, type NeedsApproval } from './tool/define-tool.js';
 export type { ToolContext } from './tool/tool-context.js';
 export type { Capability } from './tool/capability.js';

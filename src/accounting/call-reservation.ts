@@ -24,7 +24,8 @@ export function reserveCall(budgets: TenantBudgets, tenantId: string, limit: Ten
     // cost limit silently not apply to it.
     throw new ConfigurationError(
       `tenant "${tenantId}" has a maxCostUsd limit, but model "${call.modelName}" (provider "${call.providerName}") has ` +
-        `no known price, so its spend cannot be checked against that limit. Add the model to the collector's prices ` +
+        `no known price, so its spend cannot be checked against that limit. The model name may be misspelled: check it ` +
+        `against the provider's model names. If it is right, add its price to the collector's prices ` +
         `(priceTable({ "${call.modelName}": { inputPerMTok, outputPerMTok } })), or limit this tenant by maxTokens only.`,
     );
   }

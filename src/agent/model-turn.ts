@@ -2,6 +2,7 @@ import { SpanKind, type Span } from '@opentelemetry/api';
 import { raceAbort } from '../core/signals.js';
 import { isPromise } from '../core/promise.js';
 import { abortErrorFrom, BudgetExceededError } from '../core/errors.js';
+import { outputSchemaFor } from '../model/output-schema.js';
 import type { ModelRequest, ModelResponse } from '../model/types.js';
 import type { Usage } from '../core/usage.js';
 import type { CallTicket, ModelCall } from '../accounting/accounting.js';
@@ -19,6 +20,7 @@ function buildRequest(run: RunState): ModelRequest {
   if (settings.modelName !== undefined) request.modelName = settings.modelName;
   if (settings.temperature !== undefined) request.temperature = settings.temperature;
   if (settings.maxTokens !== undefined) request.maxTokens = settings.maxTokens;
+  if (run.outputType !== undefined) request.outputSchema = outputSchemaFor(run.outputType);
   return request;
 }
 
@@ -100,6 +102,7 @@ function finishChatSpan(chat: Span, response: ModelResponse, usage: ReturnType<t
     });
     if (usage.cacheReadInputTokens !== undefined) chat.setAttribute(ATTR.cacheReadInputTokens, usage.cacheReadInputTokens);
     if (response.responseModel !== undefined) chat.setAttribute(ATTR.responseModel, response.responseModel);
+    if (response.responseId !== undefined) chat.setAttribute(ATTR.responseId, response.responseId);
     if (capture) chat.setAttribute(ATTR.outputMessages, outputMessagesJson(response));
   }
   chat.end();

@@ -26,7 +26,9 @@ function openRun(core: AgentCore, start: RunStart): RunState {
   const { span, sets } = startRunSpan(core, frame, resumed?.span);
   try {
     const accounting = core.accounting ?? start.accounting ?? core.privateAccounting();
-    const instructions = start.outputType ? instructionsFor(core.instructions, start.outputType) : core.instructions;
+    // A provider that answers outputSchema natively (model-turn.ts sends it) needs no schema in the prompt.
+    const promptSchema = start.outputType !== undefined && core.modelProvider.supportsOutputSchema !== true;
+    const instructions = promptSchema ? instructionsFor(core.instructions, start.outputType!) : core.instructions;
     const state = new RunState(core, start, span, sets, instructions);
     state.account = accounting.open(frame, core.name, state, resumed?.figures);
     state.events = frame.events?.open(frame, core.name, resumed !== undefined);

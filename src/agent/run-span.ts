@@ -3,7 +3,9 @@ import { shownName } from '../core/defaults.js';
 import { modelVisibleText } from '../core/redact.js';
 import type { RunFrame } from '../core/run-frame.js';
 import type { RunFigures } from '../accounting/accounting.js';
-import { ATTR, OPERATION, TRACER_NAME } from '../observability/attributes.js';
+import { ATTR, MAX_DESCRIPTION_CHARS, OPERATION, TRACER_NAME } from '../observability/attributes.js';
+import { SYMFONIC_VERSION } from '../observability/version.js';
+import type { ModelServer } from '../model/types.js';
 import type { SpanLink } from '../snapshot/run-snapshot.js';
 import type { AgentCore } from './agent-core.js';
 
@@ -17,12 +19,34 @@ export interface AgentSpanAttributes {
 
 const TOOL_ATTRIBUTES: Attributes = Object.freeze({ [ATTR.operationName]: OPERATION.executeTool, [ATTR.toolType]: 'function' });
 
-export function agentSpanAttributes(name: string, providerName: string, requestModel: string, settings: { temperature?: number | undefined; maxTokens?: number | undefined }): AgentSpanAttributes {
+/** What an agent's spans say about it and its model: the same for every run, so built once. */
+export interface AgentSpanFacts {
+  name: string;
+  description: string | undefined;
+  providerName: string;
+  server: ModelServer | undefined;
+  requestModel: string;
+  settings: { temperature?: number | undefined; maxTokens?: number | undefined };
+}
+
+export function agentSpanAttributes(facts: AgentSpanFacts): AgentSpanAttributes {
+  const { name, providerName, requestModel, settings, server } = facts;
   const chat: Attributes = { [ATTR.operationName]: OPERATION.chat, [ATTR.providerName]: providerName, [ATTR.requestModel]: requestModel };
   if (settings.temperature !== undefined) chat[ATTR.requestTemperature] = settings.temperature;
   if (settings.maxTokens !== undefined) chat[ATTR.requestMaxTokens] = settings.maxTokens;
-  const invoke: Attributes = { [ATTR.operationName]: OPERATION.invokeAgent, [ATTR.agentName]: name, [ATTR.providerName]: providerName, [ATTR.requestModel]: requestModel };
+  // Read defensively: `server` is optional on a provider of the user's own making.
+  if (typeof server?.address === 'string' && server.address !== '') {
+    chat[ATTR.serverAddress] = server.address;
+    if (Number.isInteger(server.port)) chat[ATTR.serverPort] = server.port!;
+  }
+  const invoke: Attributes = { [ATTR.operationName]: OPERATION.invokeAgent, [ATTR.agentName]: name, [ATTR.agentId]: name, [ATTR.providerName]: providerName, [ATTR.requestModel]: requestModel };
+  if (facts.description !== undefined && facts.description !== '') invoke[ATTR.agentDescription] = telemetryDescription(facts.description);
   return Object.freeze({ invoke: Object.freeze(invoke), chat: Object.freeze(chat) });
+}
+
+/** A description as a span carries it: whole up to MAX_DESCRIPTION_CHARS, then cut. */
+export function telemetryDescription(text: string): string {
+  return text.length <= MAX_DESCRIPTION_CHARS ? text : `${text.slice(0, MAX_DESCRIPTION_CHARS)}…`;
 }
 
 /**
@@ -48,7 +72,7 @@ export class SpanAttributeSets {
 }
 
 export function tracer(): Tracer {
-  return trace.getTracer(TRACER_NAME);
+  return trace.getTracer(TRACER_NAME, SYMFONIC_VERSION);
 }
 
 function lineageOf(frame: RunFrame): Attributes {

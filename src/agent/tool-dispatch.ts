@@ -17,7 +17,7 @@ import { ATTR, OPERATION } from '../observability/attributes.js';
 import type { Logger } from '../observability/logger.js';
 import type { Tool } from '../tool/define-tool.js';
 import { parseToolInput, toolResultText } from '../tool/tool-input.js';
-import { contextWith, failSpan, telemetryToolName, tracer } from './run-span.js';
+import { contextWith, failSpan, telemetryDescription, telemetryToolName, tracer } from './run-span.js';
 import type { RunState } from './run-state.js';
 
 /**
@@ -73,6 +73,8 @@ function startToolSpan(run: RunState, call: ToolCall): Span {
     run.sets!.stampTool(span);
     span.setAttribute(ATTR.toolName, name);
     span.setAttribute(ATTR.toolCallId, call.id);
+    const description = run.core.tools.get(call.name)?.description;
+    if (description !== undefined) span.setAttribute(ATTR.toolDescription, telemetryDescription(description));
     span.setAttribute(ATTR.toolCallSeq, seq);
     if (run.core.config.captureContent) span.setAttribute(ATTR.toolCallArguments, call.arguments);
   }

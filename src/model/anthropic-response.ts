@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import type { Usage } from '../core/usage.js';
 import type { HttpTarget } from './http-target.js';
+import { answerText, type AnswerTool } from './output-schema.js';
 import type { ModelResponse, ToolCall } from './types.js';
 import { readWire } from './wire.js';
 
@@ -19,28 +20,46 @@ export const usageWire = z.object({
 });
 
 export const messageWire = z.object({
+  id: z.string().nullish(),
   model: z.string().nullish(),
   content: z.array(blockWire),
   stop_reason: z.string().nullish(),
   usage: usageWire.nullish(),
 });
 
-export function fromMessage(wire: z.output<typeof messageWire>, target: HttpTarget): ModelResponse {
+/** `answer`: the tool structured output is given through; its input is the answer's text, not a tool call. */
+export function fromMessage(wire: z.output<typeof messageWire>, target: HttpTarget, answer?: AnswerTool): ModelResponse {
   let text = '';
+  let answered = false;
   const toolCalls: ToolCall[] = [];
   for (const block of wire.content) {
     if (block.type === 'text') {
       text += readWire(textBlockWire, block, target, PROTOCOL).text;
     } else if (block.type === 'tool_use') {
       const use = readWire(toolUseBlockWire, block, target, PROTOCOL);
-      toolCalls.push({ id: use.id, name: use.name, arguments: JSON.stringify(use.input ?? {}) });
+      if (use.name === answer?.name) {
+        text += answerText(answer, use.input);
+        answered = true;
+      } else {
+        toolCalls.push({ id: use.id, name: use.name, arguments: JSON.stringify(use.input ?? {}) });
+      }
     }
     // Other blocks (thinking, server tools) carry nothing the model protocol represents.
   }
-  const response: ModelResponse = { text, toolCalls, finishReason: wire.stop_reason ?? 'unknown' };
+  const response: ModelResponse = { text, toolCalls, finishReason: finishReason(wire.stop_reason, answered, toolCalls.length) };
   if (wire.model) response.responseModel = wire.model;
+  if (wire.id) response.responseId = wire.id;
   if (wire.usage) response.usage = usageFrom(wire.usage);
   return response;
+}
+
+/**
+ * The stop reason, except that a turn which ended by calling the answer tool and nothing else
+ * ended with its answer: it is reported as `end_turn`, as a text answer would be.
+ */
+export function finishReason(stopReason: string | null | undefined, answered: boolean, toolCalls: number): string {
+  if (answered && toolCalls === 0 && stopReason === 'tool_use') return 'end_turn';
+  return stopReason ?? 'unknown';
 }
 
 /** Anthropic counts cached input apart from input_tokens; symfonic's inputTokens includes it. */

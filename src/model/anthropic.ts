@@ -6,18 +6,12 @@ import { z } from 'zod';
 import { ConfigurationError } from '../core/errors.js';
 import { fromMessage, messageWire, PROTOCOL } from './anthropic-response.js';
 import { messageStream } from './anthropic-stream.js';
-import { displayURL, joinURL, type HttpTarget } from './http-target.js';
+import { displayURL, joinURL, serverOf, type HttpTarget } from './http-target.js';
 import { maxTokensSchema, modelNameSchema } from './model-settings.js';
-import {
-  apiKeySchema,
-  envVar,
-  httpModelProvider,
-  httpOptionsShape,
-  httpURLSchema,
-  parseOptions,
-  type CallSettings,
-  type HttpProviderOptions,
-} from './provider-base.js';
+import { answerTool, type AnswerTool } from './output-schema.js';
+import { apiKeySchema, envVar, httpOptionsShape, httpURLSchema, type HttpProviderOptions } from './http-options.js';
+import { parseOptions } from './parse-options.js';
+import { providerShell, type CallSettings } from './provider-shell.js';
 import { postJson, postStream, transportFrom } from './transport.js';
 import type { ModelProvider, ModelRequest, ToolCall } from './types.js';
 import { readWire, toolCallIdOf } from './wire.js';
@@ -35,7 +29,7 @@ export interface AnthropicOptions extends HttpProviderOptions {
 
 const USAGE =
   'anthropic({ model: string, apiKey?: string, baseURL?: string, defaultMaxTokens?: number, maxRetries?: number, ' +
-  'timeoutMs?: number, backoff?: { baseDelayMs?, maxDelayMs? }, headers?: Record<string, string>, fetch?: typeof fetch })';
+  'timeoutMs?: number, backoff?: { baseDelayMs?, maxDelayMs? }, headers?: Record<string, string>, fetch?: typeof fetch, maxResponseBytes?: number, maxStreamBytes?: number })';
 
 const DEFAULT_BASE_URL = 'https://api.anthropic.com';
 const DEFAULT_MAX_TOKENS = 4096;
@@ -80,35 +74,41 @@ export function anthropic(options: AnthropicOptions): ModelProvider {
     secrets,
   });
 
-  const bodyFor = (request: ModelRequest, settings: CallSettings): Record<string, unknown> => {
+  const bodyFor = (request: ModelRequest, settings: CallSettings, answer: AnswerTool | undefined): Record<string, unknown> => {
     const body: Record<string, unknown> = {
       model: settings.model,
       max_tokens: settings.maxTokens ?? defaultMaxTokens,
       messages: toWireMessages(request),
     };
     if (request.instructions) body.system = request.instructions;
-    if (request.tools.length > 0) {
-      body.tools = request.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters }));
-    }
+    const tools = request.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters }));
+    if (answer) tools.push(answer.definition);
+    if (tools.length > 0) body.tools = tools;
+    // Structured output is a tool the model must call. With other tools on offer it must call
+    // one of them ('any'): a real tool to go on working, or the answer tool to finish.
+    if (answer) body.tool_choice = request.tools.length > 0 ? { type: 'any' } : { type: 'tool', name: answer.name };
     if (settings.temperature !== undefined) body.temperature = settings.temperature;
     return body;
   };
 
-  return httpModelProvider(
+  return providerShell(
     'anthropic',
     { model: o.model },
     {
       async send(request, settings, signal) {
         const target = targetFor(settings, 'application/json');
-        const json = await postJson(target, bodyFor(request, settings), transport, signal);
-        return fromMessage(readWire(messageWire, json, target, PROTOCOL), target);
+        const answer = request.outputSchema && answerTool(request.outputSchema);
+        const json = await postJson(target, bodyFor(request, settings, answer), transport, signal);
+        return fromMessage(readWire(messageWire, json, target, PROTOCOL), target, answer);
       },
       async *stream(request, settings, signal) {
         const target = targetFor(settings, 'text/event-stream');
-        const body = { ...bodyFor(request, settings), stream: true };
-        yield* messageStream(await postStream(target, body, transport, signal), target, signal);
+        const answer = request.outputSchema && answerTool(request.outputSchema);
+        const body = { ...bodyFor(request, settings, answer), stream: true };
+        yield* messageStream(await postStream(target, body, transport, signal), target, signal, answer);
       },
     },
+    { supportsOutputSchema: true, server: serverOf(url) },
   );
 }
 

@@ -1,8 +1,14 @@
 /**
  * What went wrong with one HTTP attempt, in words that say what to fix, and whether trying again
- * could help. Body text quoted here is truncated; redaction happens where the error is built.
+ * could help. Body text quoted here is redacted, then cut to QUOTE_LIMIT characters with a note
+ * saying so (redacted first, so a cut can never leave half a key where its shape is no longer
+ * recognised); the whole message is redacted again where the error is built.
  */
+import { redactSecrets } from '../core/redact.js';
 import type { HttpTarget } from './http-target.js';
+
+/** Server text quoted in an error is cut at this many characters: a few KB, enough for any real error message. */
+export const QUOTE_LIMIT = 2000;
 
 export interface Failure {
   status: number | undefined;
@@ -13,7 +19,7 @@ export interface Failure {
 }
 
 export function failureForStatus(status: number, text: string, headers: Headers, target: HttpTarget): Failure {
-  const snippet = bodySnippet(text);
+  const snippet = bodySnippet(text, target);
   const where = `${target.provider} at ${target.displayURL}`;
   if (status === 401 || status === 403) {
     const { envVar: env, factory, keySent } = target.auth;
@@ -49,29 +55,44 @@ export function networkFailure(error: unknown, target: HttpTarget): Failure {
   return { status: undefined, retryable: true, message, cause: error };
 }
 
+/** The server answered with a status, then the connection failed while its body was read. */
+export function brokenBodyFailure(error: unknown, status: number, target: HttpTarget): Failure {
+  const message =
+    `${target.provider} at ${target.displayURL} answered HTTP ${status}, then the connection failed while its body was ` +
+    `read: ${describeNetworkError(error)}.`;
+  return { status: undefined, retryable: true, message, cause: error };
+}
+
 export function timeoutFailure(timeoutMs: number, target: HttpTarget): Failure {
   const message = `${target.provider} at ${target.displayURL} sent no complete response within ${timeoutMs}ms (timeoutMs).`;
   return { status: undefined, retryable: true, message };
 }
 
-/** The server's own error message when it sends the usual `{ error: { message } }`, else the raw start of the body. */
-export function bodySnippet(text: string): string {
+/**
+ * The server's own error message when it sends the usual `{ error: { message } }`, else the start
+ * of the body; redacted against the target's secrets and every known key shape, and cut.
+ */
+export function bodySnippet(text: string, target: HttpTarget): string {
+  return truncate(redactSecrets(serverMessage(text), target.secrets));
+}
+
+function serverMessage(text: string): string {
   try {
     const parsed = JSON.parse(text) as { error?: unknown };
     const error = parsed.error;
-    if (typeof error === 'string') return truncate(error);
+    if (typeof error === 'string') return error;
     if (typeof error === 'object' && error !== null && typeof (error as { message?: unknown }).message === 'string') {
-      return truncate((error as { message: string }).message);
+      return (error as { message: string }).message;
     }
   } catch {
     // not JSON: fall through to the raw text
   }
   const collapsed = text.replace(/\s+/g, ' ').trim();
-  return collapsed === '' ? 'empty body' : truncate(collapsed);
+  return collapsed === '' ? 'empty body' : collapsed;
 }
 
-export function truncate(text: string, max = 300): string {
-  return text.length <= max ? text : `${text.slice(0, max)}…`;
+export function truncate(text: string, max = QUOTE_LIMIT): string {
+  return text.length <= max ? text : `${text.slice(0, max)}… [cut at ${max} characters]`;
 }
 
 function describeNetworkError(error: unknown): string {

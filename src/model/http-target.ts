@@ -1,5 +1,6 @@
 import { redactSecrets } from '../core/redact.js';
 import { ModelProviderError } from './provider-error.js';
+import type { ModelServer } from './types.js';
 
 /** Where a call goes, and what the error messages need to say about it. */
 export interface HttpTarget {
@@ -20,6 +21,14 @@ export function joinURL(base: string, path: string): string {
   const url = new URL(base);
   url.pathname = `${url.pathname.replace(/\/+$/, '')}${path}`;
   return url.toString();
+}
+
+/** The host and port a URL's calls go to; the port is the scheme's when the URL names none. */
+export function serverOf(url: string): ModelServer {
+  const parsed = new URL(url);
+  const port = parsed.port === '' ? (parsed.protocol === 'https:' ? 443 : 80) : Number(parsed.port);
+  // An IPv6 host comes bracketed in a URL; the attribute wants the address itself.
+  return Object.freeze({ address: parsed.hostname.replace(/^\[(.*)\]$/, '$1'), port });
 }
 
 export function displayURL(url: string): string {

@@ -8,20 +8,14 @@
  * name a gateway (e.g. 'groq') so its prices and telemetry are attributed to it.
  */
 import { z } from 'zod';
-import { displayURL, joinURL, type HttpTarget } from './http-target.js';
+import { displayURL, joinURL, serverOf, type HttpTarget } from './http-target.js';
 import { modelNameSchema } from './model-settings.js';
+import { responseFormat } from './output-schema.js';
 import { chatCompletionWire, fromChatCompletion } from './openai-response.js';
 import { chatCompletionStream } from './openai-stream.js';
-import {
-  apiKeySchema,
-  envVar,
-  httpModelProvider,
-  httpOptionsShape,
-  httpURLSchema,
-  parseOptions,
-  type CallSettings,
-  type HttpProviderOptions,
-} from './provider-base.js';
+import { apiKeySchema, envVar, httpOptionsShape, httpURLSchema, type HttpProviderOptions } from './http-options.js';
+import { parseOptions } from './parse-options.js';
+import { providerShell, type CallSettings } from './provider-shell.js';
 import { postJson, postStream, transportFrom } from './transport.js';
 import type { ModelProvider, ModelRequest } from './types.js';
 import { readWire, toolCallIdOf } from './wire.js';
@@ -39,7 +33,7 @@ export interface OpenAICompatibleOptions extends HttpProviderOptions {
 
 const USAGE =
   'openAICompatible({ baseURL: string, model: string, apiKey?: string, providerName?: string, maxRetries?: number, ' +
-  'timeoutMs?: number, backoff?: { baseDelayMs?, maxDelayMs? }, headers?: Record<string, string>, fetch?: typeof fetch })';
+  'timeoutMs?: number, backoff?: { baseDelayMs?, maxDelayMs? }, headers?: Record<string, string>, fetch?: typeof fetch, maxResponseBytes?: number, maxStreamBytes?: number })';
 
 const optionsSchema = z.strictObject({
   baseURL: httpURLSchema,
@@ -85,10 +79,11 @@ export function openAICompatible(options: OpenAICompatibleOptions): ModelProvide
     // Sent only when a request, withOverrides or a budget's reservation sets one: the server's own
     // default is the model's full output length, which a caller who set nothing asked for.
     if (settings.maxTokens !== undefined) body[maxTokensField] = settings.maxTokens;
+    if (request.outputSchema) body.response_format = responseFormat(request.outputSchema);
     return body;
   };
 
-  return httpModelProvider(
+  return providerShell(
     providerName,
     { model: o.model },
     {
@@ -103,6 +98,7 @@ export function openAICompatible(options: OpenAICompatibleOptions): ModelProvide
         yield* chatCompletionStream(await postStream(target, body, transport, signal), target, signal);
       },
     },
+    { supportsOutputSchema: true, server: serverOf(url) },
   );
 }
 

@@ -15,11 +15,17 @@ export const usageWire = z.object({
 });
 
 export const chatCompletionWire = z.object({
+  id: z.string().nullish(),
   model: z.string().nullish(),
   choices: z
     .array(
       z.object({
-        message: z.object({ content: z.string().nullish(), tool_calls: z.array(toolCallWire).nullish() }),
+        message: z.object({
+          content: z.string().nullish(),
+          // Sent instead of content when a model under a json_schema format declines to answer.
+          refusal: z.string().nullish(),
+          tool_calls: z.array(toolCallWire).nullish(),
+        }),
         finish_reason: z.string().nullish(),
       }),
     )
@@ -30,7 +36,8 @@ export const chatCompletionWire = z.object({
 export function fromChatCompletion(wire: z.output<typeof chatCompletionWire>): ModelResponse {
   const choice = wire.choices[0]!;
   const response: ModelResponse = {
-    text: choice.message.content ?? '',
+    // A refusal is the model's own words: the caller reads them rather than an empty answer.
+    text: choice.message.content || choice.message.refusal || '',
     toolCalls: (choice.message.tool_calls ?? []).map((c, i) => ({
       // Some local servers omit ids; the loop still needs one to pair each result with its call.
       id: c.id ?? `call_${i}`,
@@ -41,6 +48,7 @@ export function fromChatCompletion(wire: z.output<typeof chatCompletionWire>): M
     finishReason: choice.finish_reason ?? 'unknown',
   };
   if (wire.model) response.responseModel = wire.model;
+  if (wire.id) response.responseId = wire.id;
   if (wire.usage) response.usage = usageFrom(wire.usage);
   return response;
 }

@@ -23,12 +23,15 @@ const toolCallDeltaWire = z.object({
 });
 
 const chunkWire = z.object({
+  id: z.string().nullish(),
   model: z.string().nullish(),
   // Usage-only chunks carry an empty list; some servers send null or leave the key out.
   choices: z
     .array(
       z.object({
-        delta: z.object({ content: z.string().nullish(), tool_calls: z.array(toolCallDeltaWire).nullish() }).nullish(),
+        delta: z
+          .object({ content: z.string().nullish(), refusal: z.string().nullish(), tool_calls: z.array(toolCallDeltaWire).nullish() })
+          .nullish(),
         finish_reason: z.string().nullish(),
       }),
     )
@@ -42,6 +45,7 @@ class ChatStreamAssembler {
   private readonly calls = new Map<number, { id?: string; name: string; arguments: string }>();
   private finishReason: string | undefined;
   private model: string | undefined;
+  private id: string | undefined;
   private usage: z.output<typeof usageWire> | undefined;
 
   get finished(): boolean {
@@ -51,13 +55,15 @@ class ChatStreamAssembler {
   /** Folds one chunk in and returns its text, if any. */
   add(chunk: z.output<typeof chunkWire>): string {
     if (chunk.model) this.model = chunk.model;
+    if (chunk.id) this.id = chunk.id;
     if (chunk.usage) this.usage = chunk.usage;
     // Only the first choice is read: symfonic never asks for n > 1.
     const choice = chunk.choices?.[0];
     if (!choice) return '';
     if (choice.finish_reason) this.finishReason = choice.finish_reason;
     for (const part of choice.delta?.tool_calls ?? []) this.addToolCallPart(part);
-    const delta = choice.delta?.content ?? '';
+    // A refusal (json_schema formats) streams in place of content, and is read as the answer's text.
+    const delta = choice.delta?.content || choice.delta?.refusal || '';
     this.text += delta;
     return delta;
   }
@@ -76,6 +82,7 @@ class ChatStreamAssembler {
       .map(([index, call]) => ({ id: call.id ?? `call_${index}`, name: call.name, arguments: call.arguments }));
     const response: ModelResponse = { text: this.text, toolCalls, finishReason: this.finishReason ?? 'unknown' };
     if (this.model) response.responseModel = this.model;
+    if (this.id) response.responseId = this.id;
     if (this.usage) response.usage = usageFrom(this.usage);
     return response;
   }
@@ -117,14 +124,14 @@ function chunkJson(event: EventSourceMessage, target: HttpTarget): unknown {
   try {
     json = JSON.parse(event.data);
   } catch {
-    return protocolError(target, PROTOCOL, `an event's data is not JSON: ${bodySnippet(event.data)}`);
+    return protocolError(target, PROTOCOL, `an event's data is not JSON: ${bodySnippet(event.data, target)}`);
   }
   const error = (json as { error?: unknown } | null)?.error;
   if (event.event === 'error' || (error !== undefined && error !== null)) {
     throw providerError(
       target,
       `${target.provider} at ${target.displayURL} reported an error in the middle of the response stream ` +
-        `(${bodySnippet(event.data)}). Nothing was retried, since part of the answer had already been delivered.`,
+        `(${bodySnippet(event.data, target)}). Nothing was retried, since part of the answer had already been delivered.`,
       { status: undefined, retryable: false },
     );
   }

@@ -3,11 +3,14 @@
  * character split across network chunks arrives whole, and framing is left to eventsource-parser.
  * Once the first bytes have reached the caller nothing is retried: a body that breaks off, times
  * out or is aborted ends the iteration with an error, and leaving the loop early drops the connection.
+ * A stream that goes on past `maxStreamBytes` is cut there, with an error naming the option.
  */
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { abortErrorFrom } from '../core/errors.js';
+import { untilAborted } from './attempt.js';
+import { tooLargeMessage } from './body-reader.js';
 import { providerError, type HttpTarget } from './http-target.js';
-import { untilAborted, type ByteStream } from './transport.js';
+import type { ByteStream } from './transport.js';
 
 export type { EventSourceMessage };
 
@@ -21,6 +24,7 @@ export async function* serverSentEvents(
   const parser = createParser({ onEvent: (event) => pending.push(event) });
   let received = stream.first.byteLength;
   try {
+    checkSize(received, stream, target);
     parser.feed(decoder.decode(stream.first, { stream: true }));
     for (;;) {
       const ready = pending;
@@ -29,6 +33,7 @@ export async function* serverSentEvents(
       const next = await readMore(stream, target, signal, received);
       if (next.done) break;
       received += next.value.byteLength;
+      checkSize(received, stream, target);
       parser.feed(decoder.decode(next.value, { stream: true }));
     }
     parser.feed(decoder.decode());
@@ -38,6 +43,12 @@ export async function* serverSentEvents(
   } finally {
     stream.close();
   }
+}
+
+function checkSize(received: number, stream: ByteStream, target: HttpTarget): void {
+  if (received <= stream.maxBytes) return;
+  const message = tooLargeMessage(target, 'a response stream', stream.maxBytes, 'maxStreamBytes');
+  throw providerError(target, message, { status: undefined, retryable: false });
 }
 
 async function readMore(

@@ -1,16 +1,34 @@
 /**
  * One POST to a model server, and the retries around it: a per-attempt timeout, bounded retries
  * with backoff that honour `Retry-After`, and aborts that take effect at once, whether a request,
- * a pause or a body read is under way. A JSON answer is read whole; a stream is handed over once
- * its first bytes arrive, because a call can only be retried before the caller has seen any of it.
+ * a pause or a body read is under way. A JSON answer is read whole, up to `maxResponseBytes`; a
+ * stream is handed over once its first bytes arrive, because a call can only be retried before the
+ * caller has seen any of it, and is counted against `maxStreamBytes` as it is read.
  */
 import { abortableSleep } from '../core/signals.js';
 import { abortErrorFrom } from '../core/errors.js';
-import { bodySnippet, failureForStatus, networkFailure, timeoutFailure, type Failure } from './http-failure.js';
+import { Attempt, untilAborted } from './attempt.js';
+import { readBody, tooLargeMessage } from './body-reader.js';
+import { bodySnippet, brokenBodyFailure, failureForStatus, networkFailure, timeoutFailure, type Failure } from './http-failure.js';
 import { providerError, type HttpTarget } from './http-target.js';
-import type { HttpProviderOptions } from './provider-base.js';
+import type { HttpProviderOptions } from './http-options.js';
 
-const DEFAULTS = { maxRetries: 3, timeoutMs: 600_000, baseDelayMs: 500, maxDelayMs: 8_000 } as const;
+const MiB = 1024 * 1024;
+
+const DEFAULTS = {
+  maxRetries: 3,
+  timeoutMs: 600_000,
+  baseDelayMs: 500,
+  maxDelayMs: 8_000,
+  // A whole JSON answer: far above the longest completion a model writes (about 1 MiB for 128k
+  // tokens of output), far below what would hurt a process.
+  maxResponseBytes: 8 * MiB,
+  // A stream repeats JSON framing around every few tokens, several times the size of its text.
+  maxStreamBytes: 64 * MiB,
+} as const;
+
+/** An error body is read this far: enough for any error message a server writes, quoted in part. */
+const ERROR_BODY_BYTES = 64 * 1024;
 
 /**
  * A server that asks for a longer pause than this is not waited for: the call fails with the
@@ -24,6 +42,8 @@ export interface Transport {
   timeoutMs: number;
   baseDelayMs: number;
   maxDelayMs: number;
+  maxResponseBytes: number;
+  maxStreamBytes: number;
   fetch: typeof fetch;
 }
 
@@ -33,44 +53,11 @@ export function transportFrom(options: HttpProviderOptions): Transport {
     timeoutMs: options.timeoutMs ?? DEFAULTS.timeoutMs,
     baseDelayMs: options.backoff?.baseDelayMs ?? DEFAULTS.baseDelayMs,
     maxDelayMs: options.backoff?.maxDelayMs ?? DEFAULTS.maxDelayMs,
+    maxResponseBytes: options.maxResponseBytes ?? DEFAULTS.maxResponseBytes,
+    maxStreamBytes: options.maxStreamBytes ?? DEFAULTS.maxStreamBytes,
     // Read at call time, not bound now, so a fetch stubbed after construction still applies.
     fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
   };
-}
-
-/**
- * One attempt's signal: the caller's abort and this attempt's timeout in one controller, so the
- * timer is cleared as soon as the attempt ends instead of outliving it.
- */
-export class Attempt {
-  readonly signal: AbortSignal;
-  timedOut = false;
-  private readonly controller = new AbortController();
-  private readonly timer: ReturnType<typeof setTimeout>;
-  private readonly forwardAbort: () => void;
-
-  constructor(
-    readonly timeoutMs: number,
-    private readonly callerSignal: AbortSignal | undefined,
-  ) {
-    this.signal = this.controller.signal;
-    this.timer = setTimeout(() => {
-      this.timedOut = true;
-      this.controller.abort(new DOMException(`no response within ${timeoutMs}ms`, 'TimeoutError'));
-    }, timeoutMs);
-    this.forwardAbort = () => this.controller.abort(callerSignal?.reason);
-    callerSignal?.addEventListener('abort', this.forwardAbort, { once: true });
-  }
-
-  /** Whether the caller, not the timeout, stopped this attempt. */
-  get callerAborted(): boolean {
-    return this.callerSignal?.aborted === true;
-  }
-
-  end(): void {
-    clearTimeout(this.timer);
-    this.callerSignal?.removeEventListener('abort', this.forwardAbort);
-  }
 }
 
 type Outcome<T> = { ok: true; value: T; keepsAttempt?: boolean } | { ok: false; failure: Failure };
@@ -80,7 +67,7 @@ type Accept<T> = (response: Response, attempt: Attempt) => Promise<Outcome<T>>;
 
 /** POSTs `body` as JSON and returns the parsed JSON answer, retrying what can succeed later. */
 export function postJson(target: HttpTarget, body: unknown, transport: Transport, signal: AbortSignal | undefined): Promise<unknown> {
-  return withRetries(target, JSON.stringify(body), transport, signal, acceptJson(target));
+  return withRetries(target, JSON.stringify(body), transport, signal, acceptJson(target, transport.maxResponseBytes));
 }
 
 /** A streamed answer whose first bytes have arrived; `close()` ends the attempt and drops the connection. */
@@ -88,6 +75,8 @@ export interface ByteStream {
   readonly first: Uint8Array;
   readonly reader: ReadableStreamDefaultReader<Uint8Array>;
   readonly attempt: Attempt;
+  /** The most bytes the stream may carry (maxStreamBytes). */
+  readonly maxBytes: number;
   close(): void;
 }
 
@@ -101,7 +90,7 @@ export function postStream(
   transport: Transport,
   signal: AbortSignal | undefined,
 ): Promise<StreamStart> {
-  return withRetries(target, JSON.stringify(body), transport, signal, acceptStream(target));
+  return withRetries(target, JSON.stringify(body), transport, signal, acceptStream(target, transport));
 }
 
 async function withRetries<T>(
@@ -143,11 +132,13 @@ async function attemptOnce<T>(
 ): Promise<Outcome<T>> {
   const attempt = new Attempt(transport.timeoutMs, signal);
   let handedOver = false;
+  let status: number | undefined;
   try {
     const init = { method: 'POST', headers: target.headers, body: payload, signal: attempt.signal };
     const response = await untilAborted(transport.fetch(target.url, init), attempt.signal);
+    status = response.status;
     if (!response.ok) {
-      const text = await untilAborted(response.text(), attempt.signal);
+      const { text } = await readBody(response, ERROR_BODY_BYTES, attempt.signal);
       return { ok: false, failure: failureForStatus(response.status, text, response.headers, target) };
     }
     const outcome = await accept(response, attempt);
@@ -155,17 +146,25 @@ async function attemptOnce<T>(
     return outcome;
   } catch (error) {
     if (signal?.aborted) throw abortErrorFrom(signal, 'the model call');
-    return { ok: false, failure: attempt.timedOut ? timeoutFailure(transport.timeoutMs, target) : networkFailure(error, target) };
+    if (attempt.timedOut) return { ok: false, failure: timeoutFailure(transport.timeoutMs, target) };
+    // The server answered: what failed was reading its body, not reaching it.
+    return { ok: false, failure: status === undefined ? networkFailure(error, target) : brokenBodyFailure(error, status, target) };
   } finally {
     if (!handedOver) attempt.end();
   }
 }
 
-function acceptJson(target: HttpTarget): Accept<unknown> {
+function acceptJson(target: HttpTarget, limit: number): Accept<unknown> {
   return async (response, attempt) => {
-    const text = await untilAborted(response.text(), attempt.signal);
-    return parseJsonBody(text, response.status, target);
+    const body = await readBody(response, limit, attempt.signal);
+    if (!body.complete) return tooLarge(target, 'a response body', limit, 'maxResponseBytes');
+    return parseJsonBody(body.text, response.status, target);
   };
+}
+
+/** Not retried: the same request would bring the same answer. */
+function tooLarge(target: HttpTarget, what: string, limit: number, option: string): Outcome<never> {
+  return { ok: false, failure: { status: undefined, retryable: false, message: tooLargeMessage(target, what, limit, option) } };
 }
 
 function parseJsonBody(text: string, status: number, target: HttpTarget): Outcome<unknown> {
@@ -175,15 +174,17 @@ function parseJsonBody(text: string, status: number, target: HttpTarget): Outcom
     // No cause attached: the SyntaxError quotes the body, which may hold a secret.
     const message =
       `${target.provider} at ${target.displayURL} answered HTTP ${status} with a body that is not JSON ` +
-      `(${bodySnippet(text)}). Check that the URL points at the model API itself.`;
+      `(${bodySnippet(text, target)}). Check that the URL points at the model API itself.`;
     return { ok: false, failure: { status: undefined, retryable: false, message } };
   }
 }
 
-function acceptStream(target: HttpTarget): Accept<StreamStart> {
+function acceptStream(target: HttpTarget, transport: Transport): Accept<StreamStart> {
   return async (response, attempt) => {
     if ((response.headers.get('content-type') ?? '').includes('application/json')) {
-      const outcome = parseJsonBody(await untilAborted(response.text(), attempt.signal), response.status, target);
+      const body = await readBody(response, transport.maxResponseBytes, attempt.signal);
+      if (!body.complete) return tooLarge(target, 'a response body', transport.maxResponseBytes, 'maxResponseBytes');
+      const outcome = parseJsonBody(body.text, response.status, target);
       return outcome.ok ? { ok: true, value: { type: 'json', json: outcome.value } } : outcome;
     }
     const reader = response.body?.getReader();
@@ -196,6 +197,7 @@ function acceptStream(target: HttpTarget): Accept<StreamStart> {
       first: first.value,
       reader,
       attempt,
+      maxBytes: transport.maxStreamBytes,
       close() {
         attempt.end();
         // Cancelling the body releases the connection, so the server sees the client go.
@@ -204,31 +206,6 @@ function acceptStream(target: HttpTarget): Accept<StreamStart> {
     };
     return { ok: true, value: { type: 'stream', stream }, keepsAttempt: true };
   };
-}
-
-/**
- * Settles with `promise`, or rejects with the signal's reason as soon as it aborts: a custom fetch
- * that ignores its signal must not be able to hold an aborted run open.
- */
-export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => {
-      promise.catch(() => undefined);
-      reject(signal.reason);
-    };
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
 }
 
 /** Equal jitter: never a zero pause, and clients that failed together do not retry in lockstep. */

@@ -21,6 +21,17 @@ export interface ToolDefinition {
   parameters: object;
 }
 
+/**
+ * The shape the final answer must take, as JSON Schema. A provider with `supportsOutputSchema`
+ * makes the model answer in it natively (OpenAI-compatible: `response_format` json_schema;
+ * Anthropic: a forced tool whose input is the answer); the answer still arrives as `text`, JSON.
+ * `name` is what the provider calls the format: 1–64 letters, digits, "_" or "-".
+ */
+export interface OutputSchema {
+  name: string;
+  schema: object;
+}
+
 export interface ModelRequest {
   instructions?: string;
   messages: Message[];
@@ -28,6 +39,7 @@ export interface ModelRequest {
   modelName?: string;
   temperature?: number;
   maxTokens?: number;
+  outputSchema?: OutputSchema;
 }
 
 export interface ModelResponse {
@@ -36,6 +48,8 @@ export interface ModelResponse {
   usage?: Usage;
   finishReason: string;
   responseModel?: string;
+  /** The id the server gave this answer (`chatcmpl-…`, `msg_…`), when it sent one. */
+  responseId?: string;
 }
 
 /**
@@ -43,6 +57,11 @@ export interface ModelResponse {
  * assembled response (text, tool calls, usage, finish reason), the same value `generate()` returns.
  */
 export type ModelStreamChunk = { type: 'text'; delta: string } | { type: 'done'; response: ModelResponse };
+
+export interface ModelServer {
+  readonly address: string;
+  readonly port?: number;
+}
 
 export interface ModelOverrides {
   modelName?: string;
@@ -57,6 +76,13 @@ export interface ModelOverrides {
 export interface ModelProvider {
   readonly providerName: string;
   readonly modelName: string;
+  /**
+   * True when the provider reads `ModelRequest.outputSchema` and has the model answer in it
+   * natively. A provider without it is given the schema in its instructions instead.
+   */
+  readonly supportsOutputSchema?: boolean;
+  /** The host and port calls go to, for the `server.address` / `server.port` span attributes. */
+  readonly server?: ModelServer;
   generate(request: ModelRequest, options?: { signal?: AbortSignal }): Promise<ModelResponse>;
   /**
    * The same call, streamed. Optional: a provider without it is called through `generate()`.

@@ -6,9 +6,15 @@
 export const ATTR = {
   operationName: 'gen_ai.operation.name',
   agentName: 'gen_ai.agent.name',
+  // symfonic agents have no platform id: an agent is known by its name, which is its id too.
+  agentId: 'gen_ai.agent.id',
+  agentDescription: 'gen_ai.agent.description',
   providerName: 'gen_ai.provider.name',
   requestModel: 'gen_ai.request.model',
   responseModel: 'gen_ai.response.model',
+  responseId: 'gen_ai.response.id',
+  serverAddress: 'server.address',
+  serverPort: 'server.port',
   requestTemperature: 'gen_ai.request.temperature',
   requestMaxTokens: 'gen_ai.request.max_tokens',
   inputTokens: 'gen_ai.usage.input_tokens',
@@ -19,6 +25,7 @@ export const ATTR = {
   // (gen_ai.server.time_to_first_token is the model server's own metric).
   timeToFirstChunk: 'gen_ai.response.time_to_first_chunk',
   toolName: 'gen_ai.tool.name',
+  toolDescription: 'gen_ai.tool.description',
   toolCallId: 'gen_ai.tool.call.id',
   toolType: 'gen_ai.tool.type',
   toolCallArguments: 'gen_ai.tool.call.arguments',
@@ -86,3 +93,6 @@ export const SPAN_EVENT = {
 } as const;
 
 export const TRACER_NAME = 'symfonic';
+
+/** The longest description (an agent's, a tool's) a span carries: run_agent's lists the whole roster. */
+export const MAX_DESCRIPTION_CHARS = 1024;

@@ -1,5 +1,6 @@
 import { metrics, type Counter, type Histogram, type Meter, type MeterProvider } from '@opentelemetry/api';
-import { METRIC, OPERATION_DURATION_BUCKETS, TOKEN_USAGE_BUCKETS } from './attributes.js';
+import { METRIC, OPERATION_DURATION_BUCKETS, TOKEN_USAGE_BUCKETS, TRACER_NAME } from './attributes.js';
+import { SYMFONIC_VERSION } from './version.js';
 
 export interface Instruments {
   tokenUsage: Histogram;
@@ -58,7 +59,7 @@ export class InstrumentSource {
     }
     const provider = metrics.getMeterProvider();
     if (this.cachedFor !== provider) {
-      this.cached = createInstruments(provider.getMeter('symfonic'));
+      this.cached = createInstruments(provider.getMeter(TRACER_NAME, SYMFONIC_VERSION));
       this.cachedFor = provider;
     }
     return this.cached!;

@@ -2,7 +2,6 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator, getStringFromEnv, setGlobalErrorHandler, loggingErrorHandler } from '@opentelemetry/core';
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { pino } from 'pino';
@@ -11,9 +10,15 @@ import { z } from 'zod';
 import { ConfigurationError } from '../core/errors.js';
 import { registerGlobals } from './register-globals.js';
 import { ReportingExporter } from './reporting-exporter.js';
+import { telemetryResource } from './resource.js';
 
 export interface TelemetryOptions {
-  /** `service.name` on every span; else OTEL_SERVICE_NAME; else "symfonic". */
+  /**
+   * `service.name` on every span; else OTEL_SERVICE_NAME; else `service.name` in
+   * OTEL_RESOURCE_ATTRIBUTES; else "symfonic". The rest of the resource comes from
+   * OTEL_RESOURCE_ATTRIBUTES and the SDK's host, OS and process detectors (OTEL_NODE_RESOURCE_DETECTORS
+   * chooses them), over the SDK's `telemetry.sdk.*` attributes.
+   */
   serviceName?: string;
   /** Base URL of an OTLP/HTTP receiver, like OTEL_EXPORTER_OTLP_ENDPOINT ("/v1/traces" is appended). Default http://localhost:4318. */
   otlpEndpoint?: string;
@@ -70,10 +75,9 @@ export function startTelemetry(options: TelemetryOptions = {}): TelemetryHandle 
     return { tracesUrl: null, droppedSpans: 0, shutdown: async () => undefined, flush: async () => undefined };
   }
   const base = (o.otlpEndpoint ?? getStringFromEnv('OTEL_EXPORTER_OTLP_ENDPOINT') ?? 'http://localhost:4318').replace(/\/+$/, '');
-  const serviceName = o.serviceName ?? getStringFromEnv('OTEL_SERVICE_NAME') ?? 'symfonic';
   const timeoutMillis = o.exportTimeoutMs ?? 5000;
   const logger: Logger = options.logger ?? pino({ level: 'warn', base: { component: 'symfonic-telemetry' } }, pino.destination(2));
-  const resource = resourceFromAttributes({ 'service.name': serviceName });
+  const resource = telemetryResource(o.serviceName, logger);
   const tracesUrl = `${base}/v1/traces`;
   const exporter = new ReportingExporter(new OTLPTraceExporter({ url: tracesUrl, timeoutMillis }), logger, tracesUrl);
   const spanProcessor = new BatchSpanProcessor(exporter, { exportTimeoutMillis: timeoutMillis });

@@ -64,3 +64,28 @@ describe('credentials in a URL with no user name', () => {
     expect(out).toContain('redis://[REDACTED]@cache.internal:6379/0');
   });
 });
+
+describe('the secret goes, the sentence stays', () => {
+  it("quotes OpenAI's missing-key message whole: its words and placeholders are no credentials", () => {
+    const text =
+      "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth " +
+      "(i.e. Authorization: Bearer YOUR_KEY), or as the password field (with blank username) if you're accessing the API " +
+      'from your browser and are prompted for a username and password. You can obtain an API key from https://platform.openai.com/account/api-keys.';
+    expect(redactSecrets(text)).toBe(text);
+  });
+
+  it('keeps the scheme and the punctuation around a redacted value', () => {
+    expect(redactSecrets('(sent Authorization: Bearer sk-live-abc123XYZ.)')).toBe('(sent Authorization: Bearer [REDACTED].)');
+    expect(redactSecrets('Authorization: Basic dXNlcjpwYXNz')).toBe('Authorization: Basic [REDACTED]');
+    expect(redactSecrets('Invalid key: please check it.')).toBe('Invalid key: please check it.');
+    expect(redactSecrets('x-api-key: YOUR_OPENAI_API_KEY')).toBe('x-api-key: YOUR_OPENAI_API_KEY');
+  });
+
+  it('still removes what only looks like a word where the name says it is a secret, or the scheme says it is a credential', () => {
+    expect(redactSecrets('login with password=hunter&next=1')).toBe('login with password=[REDACTED]&next=1');
+    expect(redactSecrets('client_secret: letmein')).toBe('client_secret: [REDACTED]');
+    expect(redactSecrets('Authorization: Basic abcdefgh')).toBe('Authorization: Basic [REDACTED]');
+    expect(redactSecrets('token=abcdefghijklmnopqrstuv')).toBe('token=[REDACTED]');
+    expect(redactSecrets('sent Bearer abc.def.ghi-jkl')).toBe('sent Bearer [REDACTED]');
+  });
+});

@@ -13,6 +13,8 @@ describe('a cost limit and a model without a price', () => {
     expect(error).toBeInstanceOf(ConfigurationError);
     expect((error as Error).message).toContain('"mystery-model"');
     expect((error as Error).message).toContain('priceTable');
+    // A missing price is most often a typo: the message names both fixes, the spelling first.
+    expect((error as Error).message).toMatch(/The model name may be misspelled: check it against the provider's model names\. If it is right, add its price/);
     expect(model.calls).toHaveLength(0);
     expect(collector.openRuns).toBe(0);
   });

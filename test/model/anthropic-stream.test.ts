@@ -71,6 +71,7 @@ const expected: ModelResponse = {
   ],
   finishReason: 'tool_use',
   responseModel: 'claude-sonnet-4-5-20250929',
+  responseId: 'msg_01XFDUDYJgAACzvnptvVoYEL',
   // inputTokens counts cache reads and writes (472 + 100 + 10); output is message_delta's cumulative figure.
   usage: { inputTokens: 582, outputTokens: 89, cacheReadInputTokens: 100, source: 'reported' },
 };

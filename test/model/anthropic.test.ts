@@ -132,6 +132,7 @@ describe('anthropic request mapping', () => {
     expect(first.text).toBe('Let me check. One moment.');
     expect(first.finishReason).toBe('tool_use');
     expect(first.responseModel).toBe('claude-test-20250101');
+    expect(first.responseId).toBe('msg_1');
     expect(first.toolCalls).toEqual([{ id: 'toolu_1', name: 'weather', arguments: '{"city":"Paris","units":"C"}' }]);
 
     const second = await model.generate({

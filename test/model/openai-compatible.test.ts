@@ -93,6 +93,7 @@ describe('openAICompatible request mapping', () => {
     const { baseURL, seen } = await serve([
       {
         body: {
+          id: 'chatcmpl-1',
           model: 'small-2024-06-01',
           choices: [
             {
@@ -115,7 +116,7 @@ describe('openAICompatible request mapping', () => {
     const request: ModelRequest = { messages: [{ role: 'user', content: 'weather?' }], tools: [] };
 
     const first = await model.generate(request);
-    expect(first).toMatchObject({ text: '', finishReason: 'tool_calls', responseModel: 'small-2024-06-01' });
+    expect(first).toMatchObject({ text: '', finishReason: 'tool_calls', responseModel: 'small-2024-06-01', responseId: 'chatcmpl-1' });
     expect(first.toolCalls).toEqual([
       { id: 'call_a', name: 'weather', arguments: '{"city":"Paris"}' },
       { id: 'call_b', name: 'weather', arguments: '{"city":"Rome"}' },

@@ -60,6 +60,7 @@ const expected: ModelResponse = {
   ],
   finishReason: 'tool_calls',
   responseModel: 'gpt-4o-mini-2024-07-18',
+  responseId: 'chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG',
   usage: { inputTokens: 84, outputTokens: 41, cacheReadInputTokens: 64, source: 'reported' },
 };
 

@@ -94,6 +94,18 @@ describe('error messages carry no key', () => {
   });
 });
 
+describe("the provider's own words, quoted whole", () => {
+  it("openAICompatible without a key: OpenAI's 401 text reaches the error ungarbled, with the fix", async () => {
+    const openAIText =
+      "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth " +
+      "(i.e. Authorization: Bearer YOUR_KEY), or as the password field (with blank username) if you're accessing the API " +
+      'from your browser and are prompted for a username and password. You can obtain an API key from https://platform.openai.com/account/api-keys.';
+    const { baseURL } = await serveJson([{ status: 401, body: { error: { message: openAIText, type: 'invalid_request_error', param: null, code: null } } }]);
+    const error = await failure(openAICompatible({ baseURL, model: 'gpt-4o-mini', ...once }).generate(ask));
+    expect(error.message).toContain(`requires an API key (HTTP 401: ${openAIText}) and none was sent: set OPENAI_API_KEY or pass apiKey to openAICompatible().`);
+  });
+});
+
 describe('base URLs', () => {
   it.each([
     ['openAICompatible', () => openAICompatible({ baseURL: 'https://admin:hunter2hunter2@gw.example.com/v1', model: 'm' })],

@@ -30,6 +30,7 @@ const RUN = [
   'Quick start #2',
   'Sub-agents',
   'Per-role models',
+  'Models from the AI SDK',
   'Structured output',
   'Questions for the user',
   'MCP tools',
@@ -207,6 +208,31 @@ describe('README: Live runs', () => {
   });
 });
 
+describe('README: Models from the AI SDK', () => {
+  const serve = scriptedApi({ unscripted: { error: { message: 'the README test scripted no more replies' } }, basePath: '/v1' });
+  afterEach(() => vi.unstubAllEnvs());
+
+  it('runs a real @ai-sdk/openai model object against a Chat Completions server, as the comments say', async () => {
+    const { baseURL, seen } = await serve([
+      {
+        body: {
+          id: 'chatcmpl-1', object: 'chat.completion', created: 1741570283, model: 'gpt-4o-mini-2024-07-18',
+          usage: { prompt_tokens: 12, completion_tokens: 4, total_tokens: 16 },
+          choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: 'Bonjour !' } }],
+        },
+      },
+    ]);
+    vi.stubEnv('OPENAI_API_KEY', 'sk-readme-test');
+    // Substitution: the one URL, so the SDK's own HTTP client talks to the loopback server above.
+    const source = substitute(block('Models from the AI SDK'), "'https://api.openai.com/v1'", JSON.stringify(baseURL));
+    const lines = await run(source);
+    expect(seen.map((s) => `${s.method} ${s.path}`)).toEqual(['POST /v1/chat/completions']);
+    expect(seen[0]!.headers.authorization).toBe('Bearer sk-readme-test');
+    expect(seen[0]!.body).toMatchObject({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello in French.' }] });
+    expectCommentsToMatch(source, lines);
+  });
+});
+
 describe('README: Tracing delegation trees in Jaeger', () => {
   let receiver: Server | undefined;
   afterEach(async () => {
@@ -214,7 +240,7 @@ describe('README: Tracing delegation trees in Jaeger', () => {
     await new Promise<void>((resolve) => (receiver ? receiver.close(() => resolve()) : resolve()));
   });
 
-  it("exports the run's spans over OTLP/HTTP and prints the traces URL", async () => {
+  it("exports the run's spans and metrics over OTLP/HTTP and prints the traces URL", async () => {
     const received: { path: string; body: string }[] = [];
     receiver = createServer((req, res) => {
       let body = '';
@@ -237,6 +263,9 @@ describe('README: Tracing delegation trees in Jaeger', () => {
     expect(traces).toContain('invoke_agent assistant');
     expect(traces).toContain('my-app');
     expect(traces).toContain('acme');
+    const metrics = received.filter((r) => r.path === '/v1/metrics').map((r) => r.body).join('\n');
+    expect(metrics).toContain('gen_ai.client.operation.duration');
+    expect(metrics).toContain('my-app');
   });
 });
 

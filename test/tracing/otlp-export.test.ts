@@ -3,9 +3,8 @@
  * node:http server on 127.0.0.1. What the collector receives must hold the whole delegation tree,
  * and a collector that is down or failing must never fail or hang a run.
  */
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { gunzipSync } from 'node:zlib';
 import { trace } from '@opentelemetry/api';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkLineage, fromOtlpJson, type SpanRecord } from '../../src/trace/run-tree.js';
@@ -13,54 +12,8 @@ import type { Logger } from '../../src/index.js';
 import { startTelemetry, type TelemetryHandle } from '../../src/telemetry/index.js';
 import { recordTelemetry } from '../../src/testing/index.js';
 import { collectingLogger } from '../support/logging.js';
+import { fakeCollector, type FakeCollector } from './collector.js';
 import { ROOT_QUERY, threeLevelTree } from './helpers.js';
-
-interface Received {
-  url: string;
-  method: string;
-  headers: IncomingHttpHeaders;
-  body: unknown;
-}
-
-interface FakeCollector {
-  port: number;
-  received: Received[];
-  close(): Promise<void>;
-}
-
-/** An OTLP/HTTP receiver that records each request and answers `status`. */
-async function fakeCollector(status = 200): Promise<FakeCollector> {
-  const received: Received[] = [];
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      let raw = Buffer.concat(chunks);
-      if (req.headers['content-encoding'] === 'gzip') raw = gunzipSync(raw);
-      let body: unknown = raw.toString('utf8');
-      try {
-        body = JSON.parse(raw.toString('utf8'));
-      } catch {
-        // kept as text: the assertion on content-type / body says what went wrong
-      }
-      received.push({ url: req.url ?? '', method: req.method ?? '', headers: req.headers, body });
-      res.writeHead(status, { 'content-type': 'application/json' });
-      res.end(status < 300 ? '{}' : '{"code":13,"message":"collector is broken"}');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  return {
-    port,
-    received,
-    close: () =>
-      new Promise<void>((resolve) => {
-        // the exporter keeps its connection alive; close it so the server can stop
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
 
 /** A port that was bound and released: nothing listens there now. */
 async function deadPort(): Promise<number> {

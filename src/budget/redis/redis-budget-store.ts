@@ -2,7 +2,9 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { metrics, type Counter, type Meter, type MeterProvider } from '@opentelemetry/api';
 import { BudgetStoreUnavailableError, ConfigurationError, SymfonicError } from '../../core/errors.js';
 import type { BudgetLimit, BudgetStore, ReserveResult, Spend } from '../budget-store.js';
+import { TRACER_NAME } from '../../observability/attributes.js';
 import { silentLogger, type Logger } from '../../observability/logger.js';
+import { SYMFONIC_VERSION } from '../../observability/version.js';
 import { keyList, tenantIndexKey, tenantKeys } from './redis-budget-keys.js';
 import { DEFAULTS, parseOptions, storeAddress, type RedisBudgetStoreOptions } from './redis-budget-options.js';
 import { SCRIPTS, type BudgetScript } from './redis-budget-scripts.js';
@@ -322,7 +324,7 @@ export class RedisBudgetStore implements BudgetStore {
   private countUnavailable(operation: string, outcome: 'denied' | 'allowed' | 'queued'): void {
     const source = this.meter ?? metrics.getMeterProvider();
     if (this.counter?.for !== source) {
-      const meter = this.meter ?? metrics.getMeterProvider().getMeter('symfonic');
+      const meter = this.meter ?? metrics.getMeterProvider().getMeter(TRACER_NAME, SYMFONIC_VERSION);
       this.counter = {
         for: source,
         counter: meter.createCounter(STORE_UNAVAILABLE_METRIC, { description: 'Budget store operations that could not reach the store', unit: '{operation}' }),
