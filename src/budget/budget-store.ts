@@ -54,6 +54,9 @@ export interface BudgetLimit extends LevelCaps {
   /** IANA zone the period's days start in. Default 'UTC'. */
   timeZone?: string;
   levels?: readonly LevelLimit[];
+  /** The caps every user and every session of the tenant has (for reports; `levels` holds this call's). */
+  perUser?: LevelCaps;
+  perSession?: LevelCaps;
   /** Fractions in (0, 1) of each limit; settle reports when settled spend crosses one. */
   thresholds?: readonly number[];
 }
