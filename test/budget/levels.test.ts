@@ -8,6 +8,10 @@ import { ConfigurationError, InMemoryBudgetStore, TenantBudgets, type TenantLimi
 import { concurrentRoots, overshoot } from './scenarios.js';
 
 const tokens = (n: number) => ({ tokens: n, costUsd: 0 });
+const sync = <T,>(x: T | Promise<T>): T => {
+  if (x instanceof Promise) throw new Error('the in-memory path answers synchronously');
+  return x;
+};
 
 describe('per-user and per-session limits', () => {
   it('refuse at the level that would pass, naming it, and reserve at every level or none', () => {
@@ -15,18 +19,18 @@ describe('per-user and per-session limits', () => {
     const limit: TenantLimit = { maxTokens: 1000, perUser: { maxTokens: 300 }, perSession: { maxTokens: 100 } };
     const budgets = new TenantBudgets({ limits: { acme: limit }, store });
     const alice1 = { tenantId: 'acme', userId: 'alice', sessionId: 's1' };
-    const first = budgets.reserve(alice1, limit, tokens(80));
+    const first = sync(budgets.reserve(alice1, limit, tokens(80)));
     expect(first).toMatchObject({ ok: true });
     // The session has 20 left: 30 more is refused at the session level, and nothing is held for it.
-    expect(budgets.reserve(alice1, limit, tokens(30))).toEqual({ ok: false, level: 'session', levelId: 's1', limit: 'maxTokens', spent: tokens(0), reserved: tokens(80) });
+    expect(sync(budgets.reserve(alice1, limit, tokens(30)))).toEqual({ ok: false, level: 'session', levelId: 's1', limit: 'maxTokens', spent: tokens(0), reserved: tokens(80) });
     expect(store.usage('acme', undefined, Date.now()).reserved.tokens).toBe(80);
     // Another session of the same user has its own 100, and the user's 300 covers both.
-    expect(budgets.reserve({ tenantId: 'acme', userId: 'alice', sessionId: 's2' }, limit, tokens(100))).toMatchObject({ ok: true });
-    expect(budgets.reserve({ tenantId: 'acme', userId: 'alice', sessionId: 's3' }, limit, tokens(100))).toMatchObject({ ok: true });
-    expect(budgets.reserve({ tenantId: 'acme', userId: 'alice', sessionId: 's4' }, limit, tokens(50))).toMatchObject({ ok: false, level: 'user', levelId: 'alice', reserved: tokens(280) });
+    expect(sync(budgets.reserve({ tenantId: 'acme', userId: 'alice', sessionId: 's2' }, limit, tokens(100)))).toMatchObject({ ok: true });
+    expect(sync(budgets.reserve({ tenantId: 'acme', userId: 'alice', sessionId: 's3' }, limit, tokens(100)))).toMatchObject({ ok: true });
+    expect(sync(budgets.reserve({ tenantId: 'acme', userId: 'alice', sessionId: 's4' }, limit, tokens(50)))).toMatchObject({ ok: false, level: 'user', levelId: 'alice', reserved: tokens(280) });
     // A scope without a user or session is held to the tenant's limit only.
-    expect(budgets.reserve({ tenantId: 'acme' }, limit, tokens(700))).toMatchObject({ ok: true });
-    expect(budgets.reserve({ tenantId: 'acme', userId: 'bob' }, limit, tokens(50))).toMatchObject({ ok: false, level: 'tenant', reserved: tokens(980) });
+    expect(sync(budgets.reserve({ tenantId: 'acme' }, limit, tokens(700)))).toMatchObject({ ok: true });
+    expect(sync(budgets.reserve({ tenantId: 'acme', userId: 'bob' }, limit, tokens(50)))).toMatchObject({ ok: false, level: 'tenant', reserved: tokens(980) });
   });
 
   it('settle charges the levels the reservation was made at, and release frees them', () => {
@@ -34,15 +38,15 @@ describe('per-user and per-session limits', () => {
     const limit: TenantLimit = { maxTokens: 1000, perUser: { maxTokens: 100 } };
     const budgets = new TenantBudgets({ limits: { acme: limit }, store });
     const alice = { tenantId: 'acme', userId: 'alice' };
-    const a = budgets.reserve(alice, limit, tokens(60));
-    const b = budgets.reserve(alice, limit, tokens(40));
+    const a = sync(budgets.reserve(alice, limit, tokens(60)));
+    const b = sync(budgets.reserve(alice, limit, tokens(40)));
     if (!a.ok || !b.ok) throw new Error('expected both reservations');
-    expect(budgets.reserve(alice, limit, tokens(1))).toMatchObject({ ok: false, level: 'user' });
+    expect(sync(budgets.reserve(alice, limit, tokens(1)))).toMatchObject({ ok: false, level: 'user' });
     budgets.settle(alice, limit, a.reservationId, tokens(10));
     budgets.release(alice, b.reservationId);
     // 10 settled, nothing held: 90 left for alice.
-    expect(budgets.reserve(alice, limit, tokens(91))).toMatchObject({ ok: false, level: 'user', spent: tokens(10), reserved: tokens(0) });
-    expect(budgets.reserve(alice, limit, tokens(90))).toMatchObject({ ok: true });
+    expect(sync(budgets.reserve(alice, limit, tokens(91)))).toMatchObject({ ok: false, level: 'user', spent: tokens(10), reserved: tokens(0) });
+    expect(sync(budgets.reserve(alice, limit, tokens(90)))).toMatchObject({ ok: true });
   });
 
   it('200 concurrent roots: no user, session or tenant settles past its limit, and each limit refuses', async () => {

@@ -7,6 +7,10 @@ import { periodBounds } from '../../src/budget/calendar-period.js';
 import { TenantBudgets, type TenantLimit } from '../../src/index.js';
 
 const at = (iso: string) => Date.parse(iso);
+const sync = <T,>(x: T | Promise<T>): T => {
+  if (x instanceof Promise) throw new Error('the in-memory path answers synchronously');
+  return x;
+};
 const iso = (t: number) => new Date(t).toISOString();
 
 describe('periodBounds', () => {
@@ -49,7 +53,7 @@ describe('a day period across midnight, in memory', () => {
       const budgets = new TenantBudgets({ limits: { acme: limit } });
       const scope = { tenantId: 'acme', userId: 'alice' };
       const spend = (n: number) => {
-        const r = budgets.reserve(scope, limit, { tokens: n, costUsd: 0 });
+        const r = sync(budgets.reserve(scope, limit, { tokens: n, costUsd: 0 }));
         if (r.ok) budgets.settle(scope, limit, r.reservationId, { tokens: n, costUsd: 0 });
         return r;
       };

@@ -8,12 +8,16 @@ import { recordTelemetry } from '../../src/testing/index.js';
 import { counterPoints, metricNamed } from '../metrics/helpers.js';
 
 const tokens = (n: number) => ({ tokens: n, costUsd: 0 });
+const sync = <T,>(x: T | Promise<T>): T => {
+  if (x instanceof Promise) throw new Error('the in-memory path answers synchronously');
+  return x;
+};
 
 function spender(limit: TenantLimit) {
   const events: BudgetThreshold[] = [];
   const budgets = new TenantBudgets({ limits: { acme: limit }, onThreshold: (e) => events.push(e) });
   const spend = (scope: { tenantId: string; userId?: string; sessionId?: string }, reserve: number, used: number) => {
-    const r = budgets.reserve(scope, limit, tokens(reserve));
+    const r = sync(budgets.reserve(scope, limit, tokens(reserve)));
     if (!r.ok) throw new Error(`refused at ${r.level}`);
     return budgets.settle(scope, limit, r.reservationId, tokens(used)) as readonly BudgetThreshold[];
   };
@@ -50,7 +54,7 @@ describe('thresholds', () => {
       { tenantId: 'acme', userId: 'alice', sessionId: 's2', level: 'session', limitName: 'maxTokens', threshold: 0.9, spent: 45, limit: 50 },
     ]);
     const cost = spender({ maxCostUsd: 1, thresholds: [0.5] });
-    const r = cost.budgets.reserve({ tenantId: 'acme' }, { maxCostUsd: 1, thresholds: [0.5] }, { tokens: 1, costUsd: 0.7 });
+    const r = sync(cost.budgets.reserve({ tenantId: 'acme' }, { maxCostUsd: 1, thresholds: [0.5] }, { tokens: 1, costUsd: 0.7 }));
     if (!r.ok) throw new Error('refused');
     cost.budgets.settle({ tenantId: 'acme' }, { maxCostUsd: 1, thresholds: [0.5] }, r.reservationId, { tokens: 1, costUsd: 0.6 });
     expect(cost.events).toEqual([{ tenantId: 'acme', level: 'tenant', limitName: 'maxCostUsd', threshold: 0.5, spent: 0.6, limit: 1 }]);
@@ -85,11 +89,11 @@ describe('thresholds', () => {
         },
       });
       const scope = { tenantId: 'acme', userId: 'alice' };
-      const r = budgets.reserve(scope, limit, tokens(6));
+      const r = sync(budgets.reserve(scope, limit, tokens(6)));
       if (!r.ok) throw new Error('refused');
-      expect(budgets.reserve(scope, limit, tokens(5))).toMatchObject({ ok: false, level: 'user' });
+      expect(sync(budgets.reserve(scope, limit, tokens(5)))).toMatchObject({ ok: false, level: 'user' });
       budgets.release(scope, r.reservationId);
-      const s = budgets.reserve(scope, limit, tokens(9));
+      const s = sync(budgets.reserve(scope, limit, tokens(9)));
       if (!s.ok) throw new Error('refused');
       expect((budgets.settle(scope, limit, s.reservationId, tokens(9)) as BudgetThreshold[]).map((e) => e.level)).toEqual(['user']);
       const all = await rec.metrics();

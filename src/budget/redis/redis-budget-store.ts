@@ -50,7 +50,10 @@ export class RedisBudgetStore implements BudgetStore {
   readonly leaseMs: number;
   readonly onUnavailable: 'deny' | 'allow';
   readonly timeoutMs: number;
-  /** The longest an operation takes to settle its promise: a settle's retries (a reserve takes timeoutMs at most). */
+  /**
+   * The longest an operation takes to settle its promise: a settle's retries. A reserve takes
+   * timeoutMs at most (three times that on a store's first call: connecting, learning the data id).
+   */
   readonly timeBoundMs: number;
   private readonly settleAttempts: number;
   private readonly markerMs: string;
@@ -105,7 +108,6 @@ export class RedisBudgetStore implements BudgetStore {
   }
 
   async reserve(tenantId: string, amount: Spend, limit: BudgetLimit, _now?: number, options?: ReserveOptions): Promise<ReserveResult> {
-    const deadline = Math.min(options?.giveUpBy ?? Infinity, Date.now() + this.timeoutMs);
     const a = units(amount, 'reserve');
     const keys = this.keys(tenantId);
     const levels = scriptLevels(keys, limit);
@@ -113,9 +115,13 @@ export class RedisBudgetStore implements BudgetStore {
     const user = limit.levels?.find((l) => l.level === 'user')?.id;
     const session = limit.levels?.find((l) => l.level === 'session')?.id;
     let sent: string | undefined;
+    let deadline = Infinity;
     try {
       for (let attempt = 1; ; attempt++) {
+        // The first call of a store also waits for its connection and learns the data's id, each
+        // within timeoutMs; the reserve itself then has timeoutMs.
         const dataId = await this.identity.ensure(true);
+        if (attempt === 1) deadline = Math.min(options?.giveUpBy ?? Infinity, Date.now() + this.timeoutMs);
         if (this.identity.loss && this.onUnavailable === 'deny') throw this.identity.lossError();
         const offset = this.identity.clockOffsetMs;
         const id = (sent = reservationId(this.nextUnique(), a.tokens, a.nano, user, session));
@@ -178,7 +184,7 @@ export class RedisBudgetStore implements BudgetStore {
   async usage(tenantId: string, windowMs: number | undefined, _now?: number): Promise<{ spent: Spend; reserved: Spend }> {
     const keys = this.keys(tenantId);
     const window = windowMs === undefined ? '' : String(Math.round(windowMs));
-    const r = await this.read(tenantId, () => this.eval(SCRIPTS.usage, tenantId, { keys: [keys.leases, keys.log, keys.settled, keys.ledger], args: [String(this.clockShift), window] }));
+    const r = await this.read(tenantId, async () => (await this.identity.ensure(false), this.eval(SCRIPTS.usage, tenantId, { keys: [keys.leases, keys.log, keys.settled, keys.ledger], args: [String(this.clockShift), window] })));
     const reply = r as unknown[];
     return { spent: spendOf(reply[0], reply[1]), reserved: spendOf(reply[2], reply[3]) };
   }
@@ -188,7 +194,7 @@ export class RedisBudgetStore implements BudgetStore {
    * its count resets, as `symfonic budget` prints it. Writes nothing: not even the tenant index.
    */
   report(tenantId: string): Promise<TenantBudgetReport> {
-    return this.read(tenantId, () => readReport(this.connection, this.keys(tenantId), tenantId, this.clockShift));
+    return this.read(tenantId, async () => (await this.identity.ensure(false), readReport(this.connection, this.keys(tenantId), tenantId, this.clockShift)));
   }
 
   /** Every tenant this keyPrefix has seen a reserve or settle for, sorted. Writes nothing. */

@@ -74,12 +74,12 @@ export class RedisConnection {
 
   /**
    * Runs a script by its SHA (a server that lacks it, restarted or flushed, gets the text once
-   * more), everything within `boundMs` from now: the wait for a first connection included. An
-   * outage rejects with a RedisOutage in our words.
+   * more) within `boundMs`. The first call also waits for the first connection, up to timeoutMs,
+   * before its bound starts. An outage rejects with a RedisOutage in our words.
    */
-  eval(script: BudgetScript, keys: readonly string[], args: readonly string[], boundMs = this.settings.timeoutMs): Promise<{ reply: unknown; client: RedisClient }> {
+  async eval(script: BudgetScript, keys: readonly string[], args: readonly string[], boundMs = this.settings.timeoutMs): Promise<{ reply: unknown; client: RedisClient }> {
+    const client = this.client !== undefined && this.everReady ? this.client : await this.ready();
     return this.within(boundMs, async () => {
-      const client = this.client !== undefined && this.everReady ? this.client : await this.ready();
       let reply: unknown;
       try {
         reply = await client.evalsha(script.sha, keys.length, ...keys, ...args);
@@ -97,9 +97,9 @@ export class RedisConnection {
   }
 
   /** Any other command, bounded and said in our words like a script. */
-  command<T>(operation: string, run: (client: RedisClient) => Promise<T>, boundMs = this.settings.timeoutMs): Promise<T> {
+  async command<T>(operation: string, run: (client: RedisClient) => Promise<T>, boundMs = this.settings.timeoutMs): Promise<T> {
+    const client = await this.ready();
     return this.within(boundMs, async () => {
-      const client = await this.ready();
       try {
         return await run(client);
       } catch (error) {

@@ -184,7 +184,8 @@ describe('RedisBudgetStore shared by a fleet of processes', () => {
       const granted = reports.reduce((n, r) => n + r.granted, 0);
       const total = (await store.report('acme')).totalSpent.tokens;
       expect(total).toBe(granted * amount);
-      expect(total).toBeGreaterThan(3 * limit);
+      // A window that never rolled would have stopped at one limit's worth.
+      expect(total).toBeGreaterThan(2 * limit);
       expect(reports.every((r) => r.granted > 0 && r.refused > 0)).toBe(true);
     } finally {
       await killAll(workers);
