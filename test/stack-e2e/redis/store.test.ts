@@ -85,7 +85,7 @@ describe('RedisBudgetStore against Redis', () => {
     const s = store();
     await s.reserve('t', spend(1), { maxTokens: 100 });
     // The script as the store sends it, but with a give-up time already past on the server's clock.
-    const [sec] = (await raw.time()) as [string, string];
+    const [sec] = (await raw.time()) as unknown as [string, string];
     const keys = tenantKeys(s.keyPrefix, 't');
     const levels = scriptLevels(keys, { maxTokens: 100 });
     const call = reserveCall(keys, levels, { tokens: '50', nano: '0' }, { maxTokens: 100 }, 'rlate.0:50:0', { shift: 0, leaseMs: 60_000, giveUpBy: Number(sec) * 1000 - 1000, dataId: undefined, dataIdKey: 'unused' });
