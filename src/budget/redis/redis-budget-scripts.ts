@@ -33,7 +33,7 @@ import { PRELUDE } from './redis-lua-prelude.js';
  */
 export const RESERVE_LUA = `${PRELUDE}
 local leases, log, index = KEYS[1], KEYS[2], KEYS[3]
-local now = now_ms(ARGV[1])
+local now = now_ms()
 if ARGV[6] ~= '' and now > tonumber(ARGV[6]) then return {3} end
 if ARGV[7] ~= '' then
   local sid = redis.call('GET', KEYS[4])
@@ -116,7 +116,7 @@ return {1, sp_t, sp_n, held_t, held_n}
 export const SETTLE_LUA = `${PRELUDE}
 local leases, log, settled, index = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local id = ARGV[2]
-local now = now_ms(ARGV[1])
+local now = now_ms()
 if now % 16 == 0 then redis.call('ZREMRANGEBYSCORE', settled, '-inf', now) end
 if redis.call('ZADD', settled, 'NX', now + tonumber(ARGV[5]), id) == 0 then return {0} end
 local tok, nano, lease = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[6])
@@ -209,7 +209,7 @@ return 1
 export const USAGE_LUA = `${PRELUDE}
 local leases, log, settled, ledger = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local win = ARGV[2]
-local now = now_ms(ARGV[1])
+local now = now_ms()
 local base = string.sub(leases, 1, -7)
 redis.call('ZREMRANGEBYSCORE', settled, '-inf', now)
 local f = redis.call('HMGET', ledger, 'st', 'sn', 'rt', 'rn', 'lim', 'wm', 'wt', 'wn')
@@ -237,7 +237,7 @@ return {spent_t, spent_n, res_t, res_n, redis.call('ZCARD', leases), f[5] or '',
  */
 export const REPORT_LUA = `${PRELUDE}
 local leases, log, ledger, index = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local now = now_ms(ARGV[1])
+local now = now_ms()
 local win = ARGV[2]
 local ps = period_of(now, ARGV[3])
 local base = string.sub(leases, 1, -7)
@@ -294,7 +294,7 @@ return out
  */
 export const RENEW_LUA = `${PRELUDE}
 local leases, index = KEYS[1], KEYS[2]
-local now = now_ms(ARGV[1])
+local now = now_ms()
 local lease = tonumber(ARGV[2])
 local base = string.sub(leases, 1, -7)
 local lapsed, kept = {}, {}
@@ -309,7 +309,7 @@ for i = 3, #ARGV do
         kept[m] = true
         local xp = redis.call('HGET', base .. m, 'xp')
         if xp and xp ~= '0' and tonumber(xp) < now + lease then
-          redis.call('PEXPIREAT', base .. m, now + 2 * lease)
+          redis.call('PEXPIREAT', base .. m, now + 2 * lease - SHIFT)
           redis.call('HSET', base .. m, 'xp', now + 2 * lease)
           redis.call('ZADD', index, now + 2 * lease, m)
         end

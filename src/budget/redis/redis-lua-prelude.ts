@@ -9,9 +9,13 @@
  * expiry moving on, a threshold crossed) pays for its own calls.
  */
 export const PRELUDE = `
-local function now_ms(shift)
+-- Every script's ARGV[1]: the clock shift. Times the scripts keep are on the shifted clock; an
+-- expiry Redis keeps is on its own.
+local SHIFT = tonumber(ARGV[1])
+
+local function now_ms()
   local t = redis.call('TIME')
-  return t[1] * 1000 + math.floor(t[2] / 1000) + tonumber(shift)
+  return t[1] * 1000 + math.floor(t[2] / 1000) + SHIFT
 end
 
 local function num(x) return tonumber(x) or 0 end
@@ -167,6 +171,6 @@ end
 
 local function expire_level(key, action)
   if action == 'persist' then redis.call('PERSIST', key)
-  elseif action then redis.call('PEXPIREAT', key, action) end
+  elseif action then redis.call('PEXPIREAT', key, action - SHIFT) end
 end
 `;
