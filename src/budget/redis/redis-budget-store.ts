@@ -120,7 +120,8 @@ export class RedisBudgetStore implements BudgetStore {
       for (let attempt = 1; ; attempt++) {
         // The first call of a store also waits for its connection and learns the data's id, each
         // within timeoutMs; the reserve itself then has timeoutMs.
-        const dataId = await this.identity.ensure(true);
+        const known = this.identity.ensure(true);
+        const dataId = typeof known === 'string' ? known : await known;
         if (attempt === 1) deadline = Math.min(options?.giveUpBy ?? Infinity, Date.now() + this.timeoutMs);
         if (this.identity.loss && this.onUnavailable === 'deny') throw this.identity.lossError();
         const offset = this.identity.clockOffsetMs;
@@ -132,7 +133,11 @@ export class RedisBudgetStore implements BudgetStore {
           dataId: this.connection.isCluster ? undefined : dataId,
           dataIdKey: dataIdKey(this.keyPrefix),
         });
-        const r = readReserveReply((await this.eval(SCRIPTS.reserve, tenantId, call, Math.max(1, deadline - Date.now()))) as unknown[], levels, id);
+        // Bounded by timeoutMs (the client's own command timeout when it has one), or sooner when
+        // the caller gives up sooner.
+        const left = deadline - Date.now();
+        const bound = left < this.timeoutMs ? Math.max(1, left) : undefined;
+        const r = readReserveReply((await this.eval(SCRIPTS.reserve, tenantId, call, bound)) as unknown[], levels, id);
         if ('ok' in r) {
           if (r.ok) this.renewal.add(tenantId, id);
           return r;

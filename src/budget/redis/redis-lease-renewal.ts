@@ -42,8 +42,9 @@ export class LeaseRenewal {
   remove(tenantId: string, id: string): void {
     const ids = this.live.get(tenantId);
     if (ids === undefined || !ids.delete(id)) return;
+    // The timer stays until a tick finds nothing to renew: a store serving one call after another
+    // would otherwise set and clear an interval per call.
     if (ids.size === 0) this.live.delete(tenantId);
-    if (this.live.size === 0) this.stop();
   }
 
   stop(): void {
