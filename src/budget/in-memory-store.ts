@@ -37,7 +37,7 @@ function levelsOf(tenantId: string, limit: BudgetLimit): HeldLevel[] {
  */
 export class InMemoryBudgetStore implements BudgetStore {
   readonly id = `memory:${Math.random().toString(36).slice(2, 10)}`;
-  readonly timeBoundMs = 0;
+  readonly timeBoundMs: number = 0;
   readonly #levels = new Map<string, LevelSpend>();
   readonly #reservations = new Map<number, Reservation>();
   readonly #lastLimit = new Map<string, BudgetLimit>();
