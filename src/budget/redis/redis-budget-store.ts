@@ -8,7 +8,8 @@ import { SCRIPTS, type BudgetScript } from './redis-budget-scripts.js';
 import { RedisConnection, type RedisClient } from './redis-connection.js';
 import { DataIdentity } from './redis-data-identity.js';
 import { LeaseRenewal } from './redis-lease-renewal.js';
-import { readReport, type TenantBudgetReport } from './redis-report.js';
+import { readReport } from './redis-report.js';
+import type { TenantBudgetReport } from './redis-report-types.js';
 import { readReserveReply, readSettleReply, releaseCall, reserveCall, scriptLevels, settleCall, spendOf, units, type ScriptCall } from './redis-script-calls.js';
 import { RedisStoreMetrics } from './redis-store-metrics.js';
 import { UnwrittenWrites, type UnwrittenBudgetOp } from './redis-unwritten.js';
@@ -16,7 +17,7 @@ import { RedisOutage, describe, isUnavailable } from './redis-words.js';
 
 export type { IoRedisClient, RedisBudgetStoreOptions } from './redis-budget-options.js';
 export type { UnwrittenBudgetOp } from './redis-unwritten.js';
-export type { LevelReport, TenantBudgetReport } from './redis-report.js';
+export type { LevelReport, RecordedLimit, TenantBudgetReport } from './redis-report-types.js';
 export { STORE_UNAVAILABLE_METRIC } from './redis-store-metrics.js';
 
 /** Prefix of the ids handed out while Redis was down ('allow'): never in Redis, so release has nothing to do. */

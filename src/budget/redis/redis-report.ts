@@ -1,48 +1,10 @@
-import type { CalendarPeriod, LevelCaps, Spend } from '../budget-store.js';
+import type { Spend } from '../budget-store.js';
 import { periodBounds } from '../calendar-period.js';
 import { unescapeLevelId, type TenantKeys } from './redis-budget-keys.js';
 import { SCRIPTS } from './redis-budget-scripts.js';
 import type { RedisConnection } from './redis-connection.js';
+import type { LevelReport, RecordedLimit, TenantBudgetReport } from './redis-report-types.js';
 import { NANO, periodArg, spendOf } from './redis-script-calls.js';
-
-/** The limit a tenant's last reserve was checked against, as recorded for reports. */
-export interface RecordedLimit extends LevelCaps {
-  windowMs?: number;
-  period?: CalendarPeriod;
-  timeZone?: string;
-  perUser?: LevelCaps;
-  perSession?: LevelCaps;
-  thresholds?: number[];
-}
-
-/** One user or session of a tenant that holds or counts spend. */
-export interface LevelReport {
-  readonly level: 'user' | 'session';
-  readonly id: string;
-  /** What the tenant's limit counts at this level: inside its window or period, else all of it. */
-  readonly spent: Spend;
-  readonly totalSpent: Spend;
-  readonly reserved: Spend;
-  /** The caps of this level (the tenant's perUser or perSession), or null when none was recorded. */
-  readonly limit: LevelCaps | null;
-}
-
-/** One tenant as `symfonic budget` shows it. */
-export interface TenantBudgetReport {
-  readonly tenantId: string;
-  /** Spend the recorded limit counts: inside its window or period when it has one, else all of it. */
-  readonly spent: Spend;
-  readonly totalSpent: Spend;
-  /** What calls in flight hold now (leases that ended are not counted). */
-  readonly reserved: Spend;
-  readonly reservations: number;
-  /** The limit the last reserve for this tenant checked against; null before any reserve. */
-  readonly limit: RecordedLimit | null;
-  /** For a calendar period: when the current one started and when it resets (epoch ms, the server's clock). */
-  readonly period: { readonly start: number; readonly resetsAt: number } | null;
-  /** Users and sessions with spend or holds in the current window or period (at most 1000). */
-  readonly levels: readonly LevelReport[];
-}
 
 /** A limit recorded as JSON, or in the second series' "maxTokens:maxNanoUsd:windowMs". */
 export function recordedLimit(text: string): RecordedLimit | null {
