@@ -8,6 +8,12 @@ export { describe, isUnavailable } from './redis-words.js';
 
 const BACKOFF_FIRST_MS = 50;
 const BACKOFF_MAX_MS = 1000;
+/**
+ * How long a store's first call waits for its first connection (timeoutMs if longer). A busy
+ * machine starting many processes at once can take seconds to connect; a refused connection
+ * ends the wait at once, so an outage is still said without delay.
+ */
+const FIRST_CONNECT_MS = 5000;
 
 export type RedisClient = Redis | Cluster;
 
@@ -160,17 +166,19 @@ export class RedisConnection {
     this.settings.onBack();
   }
 
-  /** One wait shared by every call that arrives before the first connection, bounded by timeoutMs. */
+  /** One wait shared by every call that arrives before the first connection: until it is ready, fails, or FIRST_CONNECT_MS pass. */
   private waitForReady(client: RedisClient): Promise<void> {
     return new Promise<void>((resolve) => {
       const done = () => {
         clearTimeout(timer);
         client.off('ready', done);
+        client.off('error', done);
         this.firstReady = undefined;
         resolve();
       };
-      const timer = setTimeout(done, this.settings.timeoutMs);
+      const timer = setTimeout(done, Math.max(this.settings.timeoutMs, FIRST_CONNECT_MS));
       client.once('ready', done);
+      client.once('error', done);
     });
   }
 
@@ -184,7 +192,7 @@ export class RedisConnection {
       autoResendUnfulfilledCommands: false,
       maxRetriesPerRequest: 0,
       commandTimeout: timeoutMs,
-      connectTimeout: Math.max(timeoutMs, 1000),
+      connectTimeout: Math.max(timeoutMs, FIRST_CONNECT_MS),
       retryStrategy: (times: number) => Math.min(BACKOFF_FIRST_MS * 2 ** Math.min(times, 5), BACKOFF_MAX_MS),
     });
     this.attach(client);
