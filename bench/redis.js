@@ -1,8 +1,12 @@
 // @ts-check
 // The Redis budget store's cases for `npm run bench`, run when a Redis is given
 // (--redis URL or SYMFONIC_STACK_REDIS):
-//   redis_call   reserve + settle of one model call, against two bare PINGs in the same rounds
-//   redis_fleet  model calls per second with 8 processes budgeting against one tenant key
+//   redis_call         reserve + settle of one model call held at three levels (tenant, user,
+//                      session), against two bare PINGs in the same rounds; redis_call_one_level
+//                      is the same call held at the tenant's level only, in the same rounds
+//   redis_fleet        model calls per second with 8 processes of agents budgeting against one tenant key
+//   redis_fleet_levels reserve + settle per second with 8 processes on one tenant, at three levels
+//                      against one level
 // Also on its own: node bench/redis.js --redis URL [--quick]
 import { fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -12,6 +16,14 @@ import { RedisBudgetStore } from '../dist/budget/redis/redis-budget-store.js';
 import { emit, printTable, quantile, result, round2, timeSequential } from './harness.js';
 
 const LIMIT = Object.freeze({ maxTokens: 1e15, maxCostUsd: 1e12 });
+/** The same caps, with a user's and a session's level inside the tenant. */
+const LEVELS = Object.freeze({
+  ...LIMIT,
+  levels: [
+    { level: 'user', id: 'bench-user', maxTokens: 1e15, maxCostUsd: 1e12 },
+    { level: 'session', id: 'bench-session', maxTokens: 1e15, maxCostUsd: 1e12 },
+  ],
+});
 const AMOUNT = Object.freeze({ tokens: 4256, costUsd: 0.0004 });
 const ACTUAL = Object.freeze({ tokens: 160, costUsd: 0.00096 });
 
@@ -31,33 +43,44 @@ async function redisCall(url, { quick, report }) {
   const store = new RedisBudgetStore({ redis: client, keyPrefix });
   const n = quick ? 500 : 3000;
   const rounds = quick ? 5 : 15;
-  const call = async () => {
-    const r = await store.reserve('bench-tenant', AMOUNT, LIMIT, Date.now());
+  /** @param {any} limit */
+  const callAt = (limit) => async () => {
+    const r = await store.reserve('bench-tenant', AMOUNT, limit, Date.now());
     if (!r.ok) throw new Error('redis_call: the bench limit refused a call');
-    await store.settle('bench-tenant', r.reservationId, ACTUAL, Date.now());
+    await store.settle('bench-tenant', r.reservationId, ACTUAL, Date.now(), limit);
   };
+  const call = callAt(LEVELS);
+  const oneLevel = callAt(LIMIT);
   const pings = async () => {
     await client.ping();
     await client.ping();
   };
   await timeSequential(n, call);
+  await timeSequential(n, oneLevel);
   await timeSequential(n, pings);
   /** @type {import('./harness.js').Timing[]} */
   const calls = [];
   /** @type {import('./harness.js').Timing[]} */
+  const ones = [];
+  /** @type {import('./harness.js').Timing[]} */
   const floors = [];
   const ratios = [];
+  const oneRatios = [];
   for (let r = 0; r < rounds; r++) {
-    const pair = r % 2 === 0 ? [call, pings] : [pings, call];
-    const first = await timeSequential(n, /** @type {() => Promise<void>} */ (pair[0]));
-    const second = await timeSequential(n, /** @type {() => Promise<void>} */ (pair[1]));
-    const [c, f] = r % 2 === 0 ? [first, second] : [second, first];
-    calls.push(c);
-    floors.push(f);
-    ratios.push(c.wall / f.wall);
+    // Each round runs the three in a rotating order, so no case always runs after the same one.
+    const order = [call, oneLevel, pings].map((f, i, all) => all[(i + r) % 3]);
+    /** @type {Map<unknown, import('./harness.js').Timing>} */
+    const t = new Map();
+    for (const f of order) t.set(f, await timeSequential(n, /** @type {() => Promise<void>} */ (f)));
+    const [c, o, f] = [t.get(call), t.get(oneLevel), t.get(pings)];
+    calls.push(/** @type {any} */ (c));
+    ones.push(/** @type {any} */ (o));
+    floors.push(/** @type {any} */ (f));
+    ratios.push(/** @type {any} */ (c).wall / /** @type {any} */ (f).wall);
+    oneRatios.push(/** @type {any} */ (o).wall / /** @type {any} */ (f).wall);
   }
   const ledger = await store.usage('bench-tenant', undefined, Date.now());
-  const expected = (n * (rounds + 1)) * ACTUAL.tokens;
+  const expected = 2 * (n * (rounds + 1)) * ACTUAL.tokens;
   if (ledger.spent.tokens !== expected || ledger.reserved.tokens !== 0) {
     throw new Error(`redis_call: the ledger holds ${ledger.spent.tokens} spent and ${ledger.reserved.tokens} reserved; expected ${expected} and 0`);
   }
@@ -66,7 +89,9 @@ async function redisCall(url, { quick, report }) {
   client.disconnect();
   report(result('redis_ping_floor', floors, n, { note: 'two PING round trips' }));
   const ratio = round2(quantile(ratios, 0.5));
-  report(result('redis_call', calls, n, { call_over_floor: ratio, note: `reserve+settle / 2 PINGs ${ratio} (target <= 1.5)` }));
+  const oneRatio = round2(quantile(oneRatios, 0.5));
+  report(result('redis_call_one_level', ones, n, { call_over_floor: oneRatio, note: `tenant level only: reserve+settle / 2 PINGs ${oneRatio}` }));
+  report(result('redis_call', calls, n, { call_over_floor: ratio, note: `three levels: reserve+settle / 2 PINGs ${ratio} (target <= 1.5)` }));
 }
 
 /**
@@ -123,6 +148,61 @@ async function redisFleet(url, { quick, report }) {
   }
 }
 
+/**
+ * Eight processes reserving and settling on one tenant as fast as they can, held at one level and
+ * then at three (tenant, user, session): calls per second of each, and the ratio.
+ * @param {string} url @param {{ quick: boolean, report: (r: import('./harness.js').CaseResult) => void }} o
+ */
+async function redisFleetLevels(url, { quick, report }) {
+  const processes = 8;
+  const durationMs = quick ? 2000 : 5000;
+  const worker = fileURLToPath(new URL('./redis-levels-worker.js', import.meta.url));
+  /** @type {Record<string, number>} */
+  const perSecond = {};
+  for (const levels of [1, 3]) {
+    const keyPrefix = prefix(`fleet-levels-${levels}`);
+    const children = Array.from({ length: processes }, () => fork(worker, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+    try {
+      /** @param {import('node:child_process').ChildProcess} c @param {string} type @returns {Promise<any>} */
+      const next = (c, type) =>
+        new Promise((resolve, reject) => {
+          /** @param {any} m */
+          const on = (m) => {
+            if (m.type === 'error') reject(new Error(`redis_fleet_levels worker: ${m.error}`));
+            else if (m.type === type) resolve(m);
+            else return;
+            c.off('message', on);
+          };
+          c.on('message', on);
+        });
+      for (const c of children) c.send({ url, keyPrefix, durationMs, concurrency: 50, levels });
+      await Promise.all(children.map((c) => next(c, 'ready')));
+      for (const c of children) c.send({ type: 'go' });
+      const results = await Promise.all(children.map((c) => next(c, 'result')));
+      const calls = results.reduce((n, r) => n + r.calls, 0);
+      perSecond[levels] = Math.round(calls / (Math.max(...results.map((r) => r.elapsedMs)) / 1000));
+      const client = new Redis(url);
+      await cleanUp(client, keyPrefix);
+      client.disconnect();
+    } finally {
+      for (const c of children) if (c.exitCode === null) c.kill();
+    }
+  }
+  const ratio = round2(/** @type {number} */ (perSecond[3]) / /** @type {number} */ (perSecond[1]));
+  report({
+    case: 'redis_fleet_levels',
+    median_us: round2(1e6 / /** @type {number} */ (perSecond[3])),
+    p90_us: NaN,
+    rounds: 1,
+    n: 0,
+    processes,
+    calls_per_s: perSecond[3],
+    calls_per_s_one_level: perSecond[1],
+    three_over_one: ratio,
+    note: `${perSecond[3]} calls/s at three levels, ${perSecond[1]} at one (${ratio}x), ${processes} processes`,
+  });
+}
+
 /** @param {Redis} client @param {string} keyPrefix */
 async function cleanUp(client, keyPrefix) {
   const keys = await client.keys(`${keyPrefix}*`);
@@ -136,6 +216,7 @@ async function cleanUp(client, keyPrefix) {
 export async function redisCases(url, o) {
   if (o.wanted('redis_call')) await redisCall(url, o);
   if (o.wanted('redis_fleet')) await redisFleet(url, o);
+  if (o.wanted('redis_fleet_levels')) await redisFleetLevels(url, o);
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

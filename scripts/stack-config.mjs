@@ -103,13 +103,20 @@ export function stackConfig(env = process.env) {
       env: {},
       ports: [ports.prometheus],
       ready: { http: `http://${at(ports.prometheus)}/-/ready` },
-      prometheus: { target: at(ports.collectorPrometheus), scrapeInterval: env.SYMFONIC_PROMETHEUS_SCRAPE_INTERVAL || '1s' },
+      prometheus: {
+        target: at(ports.collectorPrometheus),
+        scrapeInterval: env.SYMFONIC_PROMETHEUS_SCRAPE_INTERVAL || '1s',
+        // Alerts for tenants past a budget threshold (the compose file mounts the same file).
+        ruleFiles: [join(REPO, 'collector', 'budget-alerts.yml')],
+      },
     },
     {
       name: 'redis',
-      what: 'Redis, memory only (for the shared budget store)',
+      what: 'Redis with an append-only file (for the shared budget store: spend survives a restart)',
       command: 'redis-server',
-      args: ['--port', String(ports.redis), '--bind', host, '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--protected-mode', 'yes'],
+      // Budget spend must outlive a restart: without persistence a restarted Redis would count every
+      // tenant from zero. appendfsync everysec loses at most the last second of settles on a crash.
+      args: ['--port', String(ports.redis), '--bind', host, '--save', '', '--appendonly', 'yes', '--appendfsync', 'everysec', '--dir', stateDir, '--daemonize', 'no', '--protected-mode', 'yes'],
       env: {},
       ports: [ports.redis],
       ready: { redis: { host, port: ports.redis } },

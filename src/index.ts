@@ -50,10 +50,23 @@ export { mcpTools, type McpToolsOptions, type McpClient } from './tool/mcp-tools
 // Accounting and budgets
 export { MetricsCollector, type MetricsCollectorOptions, type RunFigures, type TenantFigures } from './accounting/metrics-collector.js';
 export { priceTable, defaultPrices, type PriceTable, type ModelPrice } from './accounting/prices.js';
-export { TenantBudgets, type TenantBudgetsOptions, type TenantLimit } from './budget/tenant-budgets.js';
-export type { BudgetStore, BudgetLimit, ReserveResult, Spend } from './budget/budget-store.js';
+export { TenantBudgets, type TenantBudgetsOptions, type TenantLimit, type BudgetThreshold, type BudgetScope } from './budget/tenant-budgets.js';
+export type {
+  BudgetStore,
+  BudgetLimit,
+  BudgetLevel,
+  LevelCaps,
+  LevelLimit,
+  CalendarPeriod,
+  ReserveOptions,
+  ReserveResult,
+  SettleResult,
+  ThresholdCrossing,
+  Spend,
+} from './budget/budget-store.js';
+export { BudgetResolverError } from './budget/budget-errors.js';
 export { InMemoryBudgetStore } from './budget/in-memory-store.js';
-export { RedisBudgetStore, type RedisBudgetStoreOptions } from './budget/redis/redis-budget-store.js';
+export { RedisBudgetStore, type RedisBudgetStoreOptions, type TenantBudgetReport, type LevelReport } from './budget/redis/redis-budget-store.js';
 
 // Telemetry names and logging
 export { ATTR as SPAN_ATTRIBUTES, METRIC as METRIC_NAMES, type DelegationOutcome } from './observability/attributes.js';

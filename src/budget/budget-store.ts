@@ -1,25 +1,73 @@
 /**
  * Where tenant spend lives. The in-memory store serves one process; a shared store (Redis, a
- * database) serves several, and needs exactly three atomic operations:
+ * database) serves several. A store needs exactly three atomic operations:
  *
- * - `reserve`: in one step, drop settled spend older than the window, compare
- *   settled + reserved + amount against the limit, and record the reservation only if it fits.
- *   (In Redis: one Lua script over a sorted set of settled spend and a hash of reservations.)
- * - `settle`: in one step, delete the reservation and append the real spend with its time.
- * - `release`: delete the reservation.
+ * - `reserve`: in one step, for every level the call is held to (the tenant, and inside it the
+ *   user's and the session's), drop spend that rolled out of the window or period, compare
+ *   settled + reserved + amount against that level's limit, and record the reservation at every
+ *   level only if it fits all of them. (In Redis: one Lua script over keys in the tenant's slot.)
+ * - `settle`: in one step, free the reservation at each level, add the real spend with its time,
+ *   and report each threshold the settled spend crossed.
+ * - `release`: free the reservation at each level.
  *
  * The check and the reservation must be one operation: two calls that both check before either
- * reserves would each see room that only one of them has.
+ * reserves would each see room that only one of them has, and a level checked apart from the
+ * others could be filled in between.
  */
 export interface Spend {
   tokens: number;
   costUsd: number;
 }
 
-export interface BudgetLimit {
+export type MaybePromise<T> = T | Promise<T>;
+
+/** Where a limit applies: the whole tenant, one of its users (scope.userId), one session (scope.sessionId). */
+export type BudgetLevel = 'tenant' | 'user' | 'session';
+
+export type BudgetLimitName = 'maxTokens' | 'maxCostUsd';
+
+export type CalendarPeriod = 'day' | 'week' | 'month';
+
+/** The caps of one level. */
+export interface LevelCaps {
   maxTokens?: number;
   maxCostUsd?: number;
+}
+
+/** A level inside the tenant that one call is held to: this user's, or this session's. */
+export interface LevelLimit extends LevelCaps {
+  level: 'user' | 'session';
+  /** The scope's userId or sessionId. */
+  id: string;
+}
+
+/**
+ * What a call is checked against. The top-level caps are the tenant's own; `levels` adds the
+ * user's and the session's, checked with it in the same step and counted over the same window
+ * or period. A limit without `levels` is the second-series shape, and means what it meant.
+ */
+export interface BudgetLimit extends LevelCaps {
+  /** Rolling: spend settled more than windowMs ago no longer counts. Not with `period`. */
   windowMs?: number;
+  /** Calendar: spend settled since the start of the current day, week (from Monday) or month counts. */
+  period?: CalendarPeriod;
+  /** IANA zone the period's days start in. Default 'UTC'. */
+  timeZone?: string;
+  levels?: readonly LevelLimit[];
+  /** The caps every user and every session of the tenant has (for reports; `levels` holds this call's). */
+  perUser?: LevelCaps;
+  perSession?: LevelCaps;
+  /** Fractions in (0, 1) of each limit; settle reports when settled spend crosses one. */
+  thresholds?: readonly number[];
+}
+
+export interface ReserveOptions {
+  /**
+   * Epoch ms on the caller's clock after which the caller no longer waits for this reserve. A
+   * store that gets to it later makes no reservation (it would hold budget for a call that is not
+   * made). The Redis store also gives up at its own time bound.
+   */
+  giveUpBy?: number;
 }
 
 export type ReserveResult =
@@ -27,6 +75,7 @@ export type ReserveResult =
       ok: true;
       /** Opaque: a number in memory, a string in Redis. Passed back to settle or release as is. */
       reservationId: string | number;
+      /** The tenant level's figures before this reservation. */
       spent: Spend;
       reserved: Spend;
       /**
@@ -35,9 +84,40 @@ export type ReserveResult =
        */
       unchecked?: { reason: string };
     }
-  | { ok: false; limit: 'maxTokens' | 'maxCostUsd'; spent: Spend; reserved: Spend };
+  | {
+      ok: false;
+      /** Which limit of the refusing level would be passed. */
+      limit: BudgetLimitName;
+      /** The refusing level; 'tenant' when absent (a store of the second series). */
+      level?: BudgetLevel;
+      /** The user id or session id of a user or session level. */
+      levelId?: string;
+      /** The refusing level's figures, before this reservation. */
+      spent: Spend;
+      reserved: Spend;
+    };
 
-export type MaybePromise<T> = T | Promise<T>;
+/** A threshold that settled spend crossed at one level: reported once per (level, id, limit, threshold, period or window). */
+export interface ThresholdCrossing {
+  level: BudgetLevel;
+  /** The user id or session id; absent for the tenant level. */
+  levelId?: string;
+  limitName: BudgetLimitName;
+  threshold: number;
+  /** Settled spend at that level after this settle, in the limit's unit (tokens or USD). */
+  spent: number;
+  /** The limit's amount. */
+  limit: number;
+}
+
+export interface SettleResult {
+  /** False when the id had settled before (a retry): nothing was charged. */
+  charged: boolean;
+  /** Thresholds this settle crossed, at every level. Empty on a retry. */
+  thresholds: readonly ThresholdCrossing[];
+  /** The tenant level's settled spend in its window or period after this settle, when the store knows it. */
+  spent?: Spend;
+}
 
 export interface BudgetStore {
   /**
@@ -46,15 +126,36 @@ export interface BudgetStore {
    * settled is never charged again through the other (a remote child's, say). Also used in errors.
    */
   readonly id?: string;
-  reserve(tenantId: string, amount: Spend, limit: BudgetLimit, now: number): MaybePromise<ReserveResult>;
   /**
-   * Deletes the reservation and records the real spend. Idempotent per reservation id: a retried
-   * settle never charges twice. An id that was never reserved (spend absorbed after the fact from a
-   * child that ran outside this store) is charged once, under that id.
+   * The longest any operation's promise takes to settle, in ms (absent: synchronous, or unknown).
+   * Whoever waits on the store bounds the wait by it; the store keeps to it itself.
    */
-  settle(tenantId: string, reservationId: string | number, actual: Spend, now: number): MaybePromise<void>;
-  /** Deletes the reservation. Idempotent; an unknown id is a no-op. */
+  readonly timeBoundMs?: number;
+  /**
+   * Checks every level of `limit` and reserves `amount` at all of them, or at none: one atomic
+   * step. A refusal names the level and the limit that would be passed.
+   */
+  reserve(tenantId: string, amount: Spend, limit: BudgetLimit, now: number, options?: ReserveOptions): MaybePromise<ReserveResult>;
+  /**
+   * Frees the reservation at each level it holds and records the real spend there. Idempotent per
+   * reservation id: a retried settle never charges twice. An id that was never reserved (spend
+   * absorbed after the fact from a child that ran outside this store) is charged once, under that
+   * id, at the levels of `limit`. `limit` gives the caps, period and thresholds to judge crossings
+   * by; without it the store uses the limit the reservation was made under (or, for an id it never
+   * reserved, the last limit it saw for the tenant). A store may return nothing (second series).
+   */
+  settle(tenantId: string, reservationId: string | number, actual: Spend, now: number, limit?: BudgetLimit): MaybePromise<SettleResult | void>;
+  /** Frees the reservation at every level. Idempotent; an unknown id is a no-op. */
   release(tenantId: string, reservationId: string | number): MaybePromise<void>;
-  /** Settled spend inside the window and what calls in flight hold, for reports and soft limits. */
+  /** The tenant level's settled spend inside the window and what calls in flight hold, for reports and soft limits. */
   usage(tenantId: string, windowMs: number | undefined, now: number): MaybePromise<{ spent: Spend; reserved: Spend }>;
+}
+
+/**
+ * The store as the second-series account drives it: settle read as returning nothing. It lets the
+ * account's `() => store.settle(...)` callbacks keep their type while TenantBudgets reads the
+ * settle result; it goes once the account settles through TenantBudgets.
+ */
+export interface SecondSeriesSettle {
+  settle(tenantId: string, reservationId: string | number, actual: Spend, now: number): MaybePromise<void>;
 }

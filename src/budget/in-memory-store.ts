@@ -1,81 +1,107 @@
-import type { BudgetLimit, BudgetStore, ReserveResult, Spend } from './budget-store.js';
+import type { BudgetLevel, BudgetLimit, BudgetStore, LevelCaps, ReserveOptions, ReserveResult, SettleResult, Spend, ThresholdCrossing } from './budget-store.js';
+import { LevelSpend } from './level-spend.js';
+import { markerKey, markerValue, mayFireAgain, passedThresholds } from './thresholds.js';
 
-interface SettledSpend extends Spend {
-  at: number;
+/** One level a reservation holds: the key of its LevelSpend and how to name it. */
+interface HeldLevel {
+  readonly key: string;
+  readonly level: BudgetLevel;
+  readonly id: string | undefined;
+  readonly caps: LevelCaps;
 }
 
-interface TenantSpend {
-  // Settled spend in time order, kept entry by entry only for a windowed limit (it may roll out).
-  windowMs: number | undefined;
-  settled: SettledSpend[];
-  settledHead: number;
-  total: Spend;
-  reservations: Map<string | number, Spend>;
-  reserved: Spend;
+interface Reservation {
+  readonly tenantId: string;
+  readonly amount: Spend;
+  readonly levels: readonly HeldLevel[];
+  readonly limit: BudgetLimit;
 }
 
 /** How long a settled id is remembered, so a retried settle is not charged again. */
 const SETTLED_MARKER_MS = 3_600_000;
+const FIRST_SWEEP_AT = 1024;
 
-/** Spend kept in this process's memory. Every operation is synchronous, hence atomic here. */
+const levelKey = (tenantId: string, level: BudgetLevel, id: string | undefined): string => (level === 'tenant' ? tenantId : `${tenantId}\u0000${level}\u0000${id}`);
+
+/** The levels `limit` holds a call to: the tenant's, then each user or session level it names. */
+function levelsOf(tenantId: string, limit: BudgetLimit): HeldLevel[] {
+  const out: HeldLevel[] = [{ key: levelKey(tenantId, 'tenant', undefined), level: 'tenant', id: undefined, caps: limit }];
+  for (const l of limit.levels ?? []) out.push({ key: levelKey(tenantId, l.level, l.id), level: l.level, id: l.id, caps: l });
+  return out;
+}
+
+/**
+ * Spend kept in this process's memory. Every operation is synchronous, hence atomic here: every
+ * level of a call is checked and reserved with no await in between. The clock is the `now` each
+ * call passes (TenantBudgets passes Date.now(), so fake timers drive windows and periods).
+ */
 export class InMemoryBudgetStore implements BudgetStore {
   readonly id = `memory:${Math.random().toString(36).slice(2, 10)}`;
-  private readonly ledgers = new Map<string, TenantSpend>();
-  private nextId = 1;
+  readonly timeBoundMs: number = 0;
+  readonly #levels = new Map<string, LevelSpend>();
+  readonly #reservations = new Map<number, Reservation>();
+  readonly #lastLimit = new Map<string, BudgetLimit>();
+  #nextId = 1;
+  #sweepAt = FIRST_SWEEP_AT;
   // Ids settled without a reservation behind them (absorbed spend), with when: a settle is
   // idempotent per id, and these ids, unlike the numbered ones, say nothing of their history.
-  private readonly settledIds = new Map<string, number>();
+  readonly #settledIds = new Map<string, number>();
 
-  private ledger(tenantId: string): TenantSpend {
-    let l = this.ledgers.get(tenantId);
+  #level(key: string): LevelSpend {
+    let l = this.#levels.get(key);
     if (!l) {
-      l = { windowMs: undefined, settled: [], settledHead: 0, total: { tokens: 0, costUsd: 0 }, reservations: new Map(), reserved: { tokens: 0, costUsd: 0 } };
-      this.ledgers.set(tenantId, l);
+      l = new LevelSpend();
+      this.#levels.set(key, l);
     }
     return l;
   }
 
-  private roll(l: TenantSpend, windowMs: number | undefined, now: number): void {
-    if (windowMs === undefined) return;
-    const cutoff = now - windowMs;
-    while (l.settledHead < l.settled.length && l.settled[l.settledHead]!.at <= cutoff) {
-      const old = l.settled[l.settledHead++]!;
-      l.total.tokens -= old.tokens;
-      l.total.costUsd -= old.costUsd;
+  // Synchronous: nobody can have given up on a reserve before it answers, so options.giveUpBy never applies.
+  reserve(tenantId: string, amount: Spend, limit: BudgetLimit, now: number, _options?: ReserveOptions): ReserveResult {
+    this.#lastLimit.set(tenantId, limit);
+    const held = levelsOf(tenantId, limit);
+    let tenant: { spent: Spend; reserved: Spend } | undefined;
+    for (const h of held) {
+      const l = this.#level(h.key);
+      const spent = l.counted(limit, now);
+      const reserved = { ...l.held };
+      tenant ??= { spent, reserved };
+      const over = overLimit(h.caps, spent, reserved, amount);
+      if (over !== undefined) {
+        return { ok: false, limit: over, level: h.level, ...(h.id !== undefined ? { levelId: h.id } : {}), spent, reserved };
+      }
     }
-    // Compact once the dropped prefix dominates, so a long-lived tenant's array stays bounded.
-    if (l.settledHead > 1024 && l.settledHead * 2 > l.settled.length) {
-      l.settled = l.settled.slice(l.settledHead);
-      l.settledHead = 0;
-    }
+    const id = this.#nextId++;
+    for (const h of held) this.#level(h.key).hold(amount);
+    this.#reservations.set(id, { tenantId, amount: { ...amount }, levels: held, limit });
+    return { ok: true, reservationId: id, spent: tenant!.spent, reserved: tenant!.reserved };
   }
 
-  reserve(tenantId: string, amount: Spend, limit: BudgetLimit, now: number): ReserveResult {
-    const l = this.ledger(tenantId);
-    l.windowMs = limit.windowMs;
-    this.roll(l, limit.windowMs, now);
-    const spent = { ...l.total };
-    const reserved = { ...l.reserved };
-    if (limit.maxTokens !== undefined && l.total.tokens + l.reserved.tokens + amount.tokens > limit.maxTokens) {
-      return { ok: false, limit: 'maxTokens', spent, reserved };
+  settle(tenantId: string, reservationId: string | number, actual: Spend, now: number, limit?: BudgetLimit): SettleResult | void {
+    if (!this.#firstSettle(tenantId, reservationId, now)) return { charged: false, thresholds: [] };
+    const r = typeof reservationId === 'number' ? this.#reservations.get(reservationId) : undefined;
+    const owned = r !== undefined && r.tenantId === tenantId ? r : undefined;
+    const judged = limit ?? owned?.limit ?? this.#lastLimit.get(tenantId) ?? {};
+    // A reservation settles against the levels it was made at; absorbed spend against the limit's.
+    const held = owned?.levels.map((h) => ({ ...h, caps: levelCaps(judged, h) })) ?? levelsOf(tenantId, judged);
+    if (owned) this.release(tenantId, reservationId);
+    const crossings: ThresholdCrossing[] = [];
+    let tenantSpent: Spend | undefined;
+    for (const h of held) {
+      const l = this.#level(h.key);
+      const before = l.counted(judged, now);
+      l.charge(actual, judged, now);
+      const after = l.counted(judged, now);
+      if (h.level === 'tenant') tenantSpent = after;
+      for (const p of passedThresholds(h.caps, judged.thresholds, before, after)) {
+        const key = markerKey(p);
+        if (!mayFireAgain(l.marks.get(key), now, judged.period ? l.periodStart : undefined, judged.windowMs)) continue;
+        l.marks.set(key, markerValue(now, judged.period ? l.periodStart : undefined, judged.windowMs));
+        crossings.push({ level: h.level, ...(h.id !== undefined ? { levelId: h.id } : {}), ...p });
+      }
     }
-    if (limit.maxCostUsd !== undefined && l.total.costUsd + l.reserved.costUsd + amount.costUsd > limit.maxCostUsd) {
-      return { ok: false, limit: 'maxCostUsd', spent, reserved };
-    }
-    const id = this.nextId++;
-    l.reservations.set(id, amount);
-    l.reserved.tokens += amount.tokens;
-    l.reserved.costUsd += amount.costUsd;
-    return { ok: true, reservationId: id, spent, reserved };
-  }
-
-  settle(tenantId: string, reservationId: string | number, actual: Spend, now: number): void {
-    const l = this.ledger(tenantId);
-    if (!this.firstSettle(l, tenantId, reservationId, now)) return;
-    this.release(tenantId, reservationId);
-    l.total.tokens += actual.tokens;
-    l.total.costUsd += actual.costUsd;
-    if (l.windowMs !== undefined) l.settled.push({ at: now, tokens: actual.tokens, costUsd: actual.costUsd });
+    this.#sweep(now);
+    return { charged: true, thresholds: crossings, ...(tenantSpent ? { spent: tenantSpent } : {}) };
   }
 
   /**
@@ -83,37 +109,51 @@ export class InMemoryBudgetStore implements BudgetStore {
    * no longer reserved it was settled or released, so a second settle charges nothing. Any other
    * id is remembered for an hour.
    */
-  private firstSettle(l: TenantSpend, tenantId: string, id: string | number, now: number): boolean {
-    if (typeof id === 'number') return l.reservations.has(id) || id >= this.nextId;
+  #firstSettle(tenantId: string, id: string | number, now: number): boolean {
+    if (typeof id === 'number') return this.#reservations.has(id) || id >= this.#nextId;
     const key = `${tenantId}\u0000${id}`;
-    if (this.settledIds.has(key)) return false;
+    if (this.#settledIds.has(key)) return false;
     // Insertion order is time order: the expired ones are at the front.
-    for (const [k, at] of this.settledIds) {
+    for (const [k, at] of this.#settledIds) {
       if (now - at <= SETTLED_MARKER_MS) break;
-      this.settledIds.delete(k);
+      this.#settledIds.delete(k);
     }
-    this.settledIds.set(key, now);
+    this.#settledIds.set(key, now);
     return true;
   }
 
   release(tenantId: string, reservationId: string | number): void {
-    const l = this.ledgers.get(tenantId);
-    const r = l?.reservations.get(reservationId);
-    if (!l || !r) return;
-    l.reservations.delete(reservationId);
-    l.reserved.tokens -= r.tokens;
-    l.reserved.costUsd -= r.costUsd;
-    // Adding and subtracting float costs leaves dust (-4e-17 after a few thousand calls); with
-    // nothing in flight the exact figure is known, so a long-lived tenant never drifts.
-    if (l.reservations.size === 0) {
-      l.reserved.tokens = 0;
-      l.reserved.costUsd = 0;
-    }
+    if (typeof reservationId !== 'number') return;
+    const r = this.#reservations.get(reservationId);
+    if (!r || r.tenantId !== tenantId) return;
+    this.#reservations.delete(reservationId);
+    for (const h of r.levels) this.#levels.get(h.key)?.free(r.amount);
   }
 
   usage(tenantId: string, windowMs: number | undefined, now: number): { spent: Spend; reserved: Spend } {
-    const l = this.ledger(tenantId);
-    this.roll(l, windowMs, now);
-    return { spent: { ...l.total }, reserved: { ...l.reserved } };
+    const l = this.#level(levelKey(tenantId, 'tenant', undefined));
+    const limit = this.#lastLimit.get(tenantId);
+    // Asked for a window: that window. Otherwise what the tenant's limit counts (its window or period, or all time).
+    const counting: BudgetLimit = windowMs !== undefined ? { windowMs } : (limit ?? {});
+    return { spent: l.counted(counting, now), reserved: { ...l.held } };
   }
+
+  /** Forgets user and session levels that hold and count nothing, once their number has doubled. */
+  #sweep(now: number): void {
+    if (this.#levels.size < this.#sweepAt) return;
+    for (const [key, l] of this.#levels) if (key.includes('\u0000') && l.idle(now)) this.#levels.delete(key);
+    this.#sweepAt = Math.max(FIRST_SWEEP_AT, this.#levels.size * 2);
+  }
+}
+
+/** The caps a held level is judged by under `limit`: the tenant's own, or the user's or session's it names. */
+function levelCaps(limit: BudgetLimit, h: HeldLevel): LevelCaps {
+  if (h.level === 'tenant') return limit;
+  return limit.levels?.find((l) => l.level === h.level && l.id === h.id) ?? {};
+}
+
+function overLimit(caps: LevelCaps, spent: Spend, reserved: Spend, amount: Spend): 'maxTokens' | 'maxCostUsd' | undefined {
+  if (caps.maxTokens !== undefined && spent.tokens + reserved.tokens + amount.tokens > caps.maxTokens) return 'maxTokens';
+  if (caps.maxCostUsd !== undefined && spent.costUsd + reserved.costUsd + amount.costUsd > caps.maxCostUsd) return 'maxCostUsd';
+  return undefined;
 }

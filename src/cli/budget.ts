@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { BudgetStoreUnavailableError } from '../core/errors.js';
 import { redactSecrets } from '../core/redact.js';
+import type { LevelCaps, Spend } from '../budget/budget-store.js';
 import { RedisBudgetStore, type TenantBudgetReport } from '../budget/redis/redis-budget-store.js';
 import { UsageError, usageErrorFrom } from './args.js';
 import { BUDGET_HELP } from './help.js';
@@ -32,6 +33,7 @@ export async function budgetCommand(args: string[]): Promise<number> {
   const keyPrefix = values['key-prefix'] ?? 'symfonic:';
   if (/[{}]/.test(keyPrefix)) throw new UsageError(`--key-prefix may not contain { or } (got "${keyPrefix}")`, COMMAND);
 
+  // A report reads and never writes: not the tenant index, not the data id (see RedisBudgetStore.report).
   const store = new RedisBudgetStore({ redis: url, keyPrefix, timeoutMs: 2000 });
   try {
     const tenants = values.tenant ?? (await store.tenants());
@@ -52,20 +54,38 @@ export async function budgetCommand(args: string[]): Promise<number> {
 
 const usd = (x: number) => `$${x.toFixed(x !== 0 && x < 0.01 ? 6 : 4)}`;
 
-function limitText(r: TenantBudgetReport): string {
-  const l = r.limit;
-  if (!l) return 'none seen';
+function capsText(c: LevelCaps | null | undefined): string {
+  if (!c) return 'none seen';
   const parts: string[] = [];
-  if (l.maxTokens !== undefined) parts.push(`${l.maxTokens} tokens`);
-  if (l.maxCostUsd !== undefined) parts.push(usd(l.maxCostUsd));
-  return parts.join(' and ') + (l.windowMs !== undefined ? ` per ${l.windowMs} ms` : '');
+  if (c.maxTokens !== undefined) parts.push(`${c.maxTokens} tokens`);
+  if (c.maxCostUsd !== undefined) parts.push(usd(c.maxCostUsd));
+  return parts.length > 0 ? parts.join(' and ') : 'none';
 }
 
+/** How the tenant's limit counts spend, and when the count starts over. */
+function periodText(r: TenantBudgetReport): { period: string; resets: string } {
+  const l = r.limit;
+  if (l?.period !== undefined) return { period: `${l.period} (${l.timeZone ?? 'UTC'})`, resets: r.period ? new Date(r.period.resetsAt).toISOString() : '?' };
+  if (l?.windowMs !== undefined) return { period: `rolling ${l.windowMs} ms`, resets: 'rolling' };
+  return { period: l ? 'all time' : '-', resets: l ? 'never' : '-' };
+}
+
+function rows(r: TenantBudgetReport): string[][] {
+  const { period, resets } = periodText(r);
+  const row = (level: string, id: string, spent: Spend, reserved: Spend, inFlight: string, limit: string) => [level, id, String(spent.tokens), usd(spent.costUsd), String(reserved.tokens), usd(reserved.costUsd), inFlight, limit, period, resets];
+  return [
+    row('tenant', r.tenantId, r.spent, r.reserved, String(r.reservations), capsText(r.limit)),
+    ...r.levels.map((l) => row(`  ${l.level}`, l.id, l.spent, l.reserved, '', capsText(l.limit))),
+  ];
+}
+
+/** Each tenant, then its users and sessions: spend the limit counts, what calls in flight hold, the limit, its period and when it resets. */
 export function renderReports(storeId: string, reports: readonly TenantBudgetReport[]): string {
   if (reports.length === 0) return `${storeId}: no tenant has spent or reserved anything yet\n`;
-  const header = ['tenant', 'spent tokens', 'spent USD', 'in flight', 'reserved tokens', 'reserved USD', 'limit'];
-  const rows = reports.map((r) => [r.tenantId, String(r.spent.tokens), usd(r.spent.costUsd), String(r.reservations), String(r.reserved.tokens), usd(r.reserved.costUsd), limitText(r)]);
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 || i === cells.length - 1 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd();
-  return [`${storeId}`, line(header), ...rows.map(line)].join('\n') + '\n';
+  const header = ['level', 'id', 'spent tokens', 'spent USD', 'reserved tokens', 'reserved USD', 'in flight', 'limit', 'period', 'resets'];
+  const all = reports.flatMap(rows);
+  const widths = header.map((h, i) => Math.max(h.length, ...all.map((row) => row[i]!.length)));
+  const numeric = new Set([2, 3, 4, 5, 6]);
+  const line = (cells: string[]) => cells.map((c, i) => (numeric.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
+  return [`${storeId}`, line(header), ...all.map(line)].join('\n') + '\n';
 }

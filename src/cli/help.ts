@@ -81,9 +81,11 @@ symfonic agent runs, or a trace Jaeger does not hold or cannot be reached for.
 
 export const BUDGET_HELP = `Usage: symfonic budget --redis URL [options]
 
-Prints what a RedisBudgetStore holds: for each tenant, the spend its limit counts (inside the
-window for a rolling limit), the reservations of model calls in flight (expired leases are
-dropped first) and the limit the last reserve checked against ("none seen" before any).
+Prints what a RedisBudgetStore holds, and writes nothing: for each tenant, then each of its users
+and sessions, the spend its limit counts (inside the window of a rolling limit, since the start of
+the current day, week or month of a calendar one), what model calls in flight hold (leases that
+ended are not counted), the limit the last reserve checked against ("none seen" before any), how
+the limit counts (all time, rolling, or the period and its time zone) and when the count resets.
 
 Options:
   --redis URL           the Redis server, e.g. redis://127.0.0.1:6379/0 (default:
@@ -91,9 +93,10 @@ Options:
   --key-prefix P        the store's keyPrefix (default "symfonic:")
   --tenant ID           only this tenant (repeatable); default every tenant the store has seen
   --json                print { store, tenants: [{ tenantId, spent, totalSpent, reserved,
-                        reservations, limit }] } as JSON and nothing else on stdout
+                        reservations, limit, period: { start, resetsAt } | null, levels: [{ level,
+                        id, spent, totalSpent, reserved, limit }] }] } as JSON and nothing else
   -h, --help            show this help
 
-Exit status: 0 on success, 1 when Redis cannot be reached (the message names the store),
-2 for a usage error.
+Exit status: 0 on success, 1 when Redis cannot be reached (the message names the store and what
+happened, e.g. "connection refused at redis://127.0.0.1:6379"), 2 for a usage error.
 `;

@@ -4,10 +4,10 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError } from '../../src/core/errors.js';
-import { escapeTenant, keyList, tenantKeys, unescapeTenant } from '../../src/budget/redis/redis-budget-keys.js';
+import { escapeLevelId, escapeTenant, reservationId, reservationLevels, tenantKeys, unescapeLevelId, unescapeTenant } from '../../src/budget/redis/redis-budget-keys.js';
 import { SCRIPTS } from '../../src/budget/redis/redis-budget-scripts.js';
 import { RedisBudgetStore } from '../../src/budget/redis/redis-budget-store.js';
-import { isUnavailable } from '../../src/budget/redis/redis-connection.js';
+import { isUnavailable, outage } from '../../src/budget/redis/redis-words.js';
 
 const URL_OK = 'redis://127.0.0.1:6399/2';
 
@@ -50,31 +50,46 @@ describe('RedisBudgetStore options', () => {
 
 describe('Redis key layout', () => {
   it('puts every key of a tenant under one hash tag, escaping braces so tags cannot collide', () => {
-    const keys = keyList(tenantKeys('p:', 'a}b'));
-    for (const k of keys) expect(/\{([^}]*)\}/.exec(k)![1]).toBe('a%7Db');
-    expect(new Set(keys).size).toBe(4);
+    const k = tenantKeys('p:', 'a}b');
+    const keys = [k.ledger, k.leases, k.log, k.settled, k.levels, k.base + 'u:' + escapeLevelId('x}{:|y')];
+    for (const key of keys) expect(/\{([^}]*)\}/.exec(key)![1]).toBe('a%7Db');
+    expect(new Set(keys).size).toBe(6);
     for (const t of ['plain', '{x}', '%7D', 'a%b}{', '']) expect(unescapeTenant(escapeTenant(t))).toBe(t);
     // Distinct tenants never share a key, even when one looks like another's escape.
     expect(tenantKeys('p:', '}').ledger).not.toBe(tenantKeys('p:', '%7D').ledger);
   });
+
+  it('escapes user and session ids out of the separators ids and log entries use, and reads them back from a reservation id', () => {
+    for (const id of ['alice', 'a:b|c', 'ü ser@x.com', '%41', '']) {
+      expect(escapeLevelId(id)).not.toMatch(/[:|{}\s]/);
+      expect(unescapeLevelId(escapeLevelId(id))).toBe(id);
+    }
+    expect(reservationLevels(reservationId('abc.1', '10', '20', 'u:1', 's|2'))).toEqual({ user: 'u:1', session: 's|2' });
+    expect(reservationLevels(reservationId('abc.1', '10', '20', undefined, 's'))).toEqual({ user: undefined, session: 's' });
+    expect(reservationLevels(reservationId('abc.1', '10', '20', undefined, undefined))).toEqual({ user: undefined, session: undefined });
+    // Ids the store never made (spend absorbed after the fact) name no levels.
+    expect(reservationLevels('absorbed:run-1')).toBeUndefined();
+  });
 });
 
 describe('budget scripts', () => {
-  it('read the server clock, never HINCRBY a field written from a Lua number, and name every key through KEYS', () => {
+  it('read the server clock, never HINCRBY a field written from a Lua number, and name no key by a literal', () => {
     for (const s of Object.values(SCRIPTS)) {
       expect(s.sha).toMatch(/^[0-9a-f]{40}$/);
-      // A key built inside a script would not be declared, and Redis Cluster would route it wrong.
+      // Keys come from KEYS, or (a lease's user and session) from the tenant's own key base, so
+      // every key a script touches is in the tenant's slot.
       expect(s.lua).not.toMatch(/redis\.call\('[A-Z]+', *'/);
     }
     expect(SCRIPTS.reserve.lua).toContain("redis.call('TIME')");
     // The settled marker is checked and set in one step: a retried settle returns before charging.
-    expect(SCRIPTS.settle.lua).toMatch(/if redis\.call\('ZADD', settled, 'NX', [^)]*\) == 0 then return 0 end/);
+    expect(SCRIPTS.settle.lua).toMatch(/if redis\.call\('ZADD', settled, 'NX', now \+ tonumber\(ARGV\[5\]\), id\) == 0 then return \{0\} end/);
     for (const s of Object.values(SCRIPTS)) {
       // Numbers are written with Redis's "%.17g": past 1e17 that is no integer HINCRBY could add to.
       expect(s.lua).not.toContain('HINCRBY');
     }
-    expect([SCRIPTS.reserve.keys, SCRIPTS.settle.keys, SCRIPTS.release.keys, SCRIPTS.usage.keys]).toEqual([3, 4, 2, 4]);
-    expect(new Set(Object.values(SCRIPTS).map((s) => s.sha)).size).toBe(4);
+    expect(new Set(Object.values(SCRIPTS).map((s) => s.sha)).size).toBe(6);
+    // The report writes nothing: no write command in its text.
+    expect(SCRIPTS.report.lua.slice(SCRIPTS.report.lua.indexOf('local leases, log, ledger, index'))).not.toMatch(/'(HSET|ZADD|ZREM|ZREMRANGEBYSCORE|SET|DEL|SADD|PEXPIREAT|PERSIST|HDEL)'/);
   });
 
   it('tells an outage from a fault', () => {
@@ -85,6 +100,18 @@ describe('budget scripts', () => {
     expect(isUnavailable(reply('ERR Error running script'))).toBe(false);
     expect(isUnavailable(reply('WRONGTYPE Operation against a key holding the wrong kind of value'))).toBe(false);
     expect(isUnavailable(new RangeError('bad spend'))).toBe(false);
+  });
+
+  it('says an outage in our words: where, and what happened', () => {
+    const at = 'redis://127.0.0.1:24379';
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:24379'), { code: 'ECONNREFUSED' });
+    expect(outage(new Error("Stream isn't writeable and enableOfflineQueue options is false"), at, 1000, refused).message).toBe('connection refused at redis://127.0.0.1:24379');
+    expect(outage(refused, at, 1000, undefined).message).toBe('connection refused at redis://127.0.0.1:24379');
+    expect(outage(new Error('Command timed out'), at, 750, undefined).message).toBe('timed out after 750 ms at redis://127.0.0.1:24379');
+    expect(outage(new Error('Connection is closed.'), at, 1000, undefined).message).toBe('not connected to redis://127.0.0.1:24379');
+    const loading = Object.assign(new Error('LOADING Redis is loading the dataset in memory'), { name: 'ReplyError' });
+    expect(outage(loading, at, 1000, undefined).message).toBe('redis://127.0.0.1:24379 answered "LOADING Redis is loading the dataset in memory"');
+    expect(outage(new Error("Stream isn't writeable"), at, 1000, undefined).cause).toBeInstanceOf(Error);
   });
 });
 

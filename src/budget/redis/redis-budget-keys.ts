@@ -1,31 +1,27 @@
 /**
  * Where a tenant's budget lives in Redis. Every key of one tenant carries the hash tag
- * `{tenant}`, so a Redis Cluster puts them in one slot and a script may touch them all.
+ * `{tenant}`, so a Redis Cluster puts them in one slot and a script may touch them all: the
+ * tenant's own ledger, and one small hash per user and per session the tenant's limits name.
  *
  * The tenant id is escaped (`%`, `{`, `}`): a raw `}` would end the hash tag early, and two
  * tenants could then map to overlapping key names. With the escape, `prefix{tenant}:suffix` is
- * one-to-one with (prefix, tenant, suffix).
+ * one-to-one with (prefix, tenant, suffix). User and session ids are escaped harder (anything
+ * but letters, digits and `._@+=-`), because they also travel inside reservation ids and log
+ * entries, which use `:` and `|` as separators.
  */
 export interface TenantKeys {
-  /** Hash: running sums (spent, reserved, windowed), the reservation counter, the last limit seen. */
+  /** Hash: the tenant level's sums (spent, held, window, period), threshold markers, the last limit seen. */
   readonly ledger: string;
-  /**
-   * Sorted set: each live reservation, scored by the server time its lease ends. The member is the
-   * reservation id, "r<seq>:<tokens>:<nanoUsd>", so it carries what it holds and no other key does.
-   */
+  /** Sorted set: each live reservation, scored by the server time its lease ends. The member is the reservation id. */
   readonly leases: string;
-  /** Sorted set: "id:tokens:nanoUsd" scored by when it settled (kept only for windowed limits). */
+  /** Sorted set: "id|tokens|nanoUsd|user|session" scored by when it settled (kept only for windowed limits). */
   readonly log: string;
-  /**
-   * Sorted set: settled ids, scored by when the marker may be forgotten (the marker makes a
-   * retried settle a no-op).
-   */
+  /** Sorted set: settled ids, scored by when the marker may be forgotten (the marker makes a retried settle a no-op). */
   readonly settled: string;
-}
-
-/** In the order the scripts name them: KEYS[1..4] (reserve and usage take the first three, release two). */
-export function keyList(k: TenantKeys): [string, string, string, string] {
-  return [k.ledger, k.leases, k.log, k.settled];
+  /** Sorted set: "u:<id>" / "s:<id>" of the tenant's user and session hashes, scored by when each expires. */
+  readonly levels: string;
+  /** What every key of the tenant starts with; a user's hash is base + "u:" + escaped id. */
+  readonly base: string;
 }
 
 export function escapeTenant(tenantId: string): string {
@@ -36,6 +32,15 @@ export function unescapeTenant(escaped: string): string {
   return escaped.replace(/%(25|7B|7D)/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
 }
 
+/** A user or session id as it appears in keys, reservation ids and log entries. */
+export function escapeLevelId(id: string): string {
+  return encodeURIComponent(id).replace(/[!'()*~]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
+}
+
+export function unescapeLevelId(escaped: string): string {
+  return decodeURIComponent(escaped);
+}
+
 export function tenantKeys(keyPrefix: string, tenantId: string): TenantKeys {
   const base = `${keyPrefix}{${escapeTenant(tenantId)}}:`;
   return {
@@ -43,10 +48,38 @@ export function tenantKeys(keyPrefix: string, tenantId: string): TenantKeys {
     leases: base + 'leases',
     log: base + 'log',
     settled: base + 'settled',
+    levels: base + 'levels',
+    base,
   };
 }
+
+/** The member naming a user or session level in the levels set, and the suffix of its hash key. */
+export const levelMember = (level: 'user' | 'session', id: string): string => `${level === 'user' ? 'u' : 's'}:${escapeLevelId(id)}`;
 
 /** The set of tenant ids this prefix has seen, for reports. Outside any tenant's slot on purpose. */
 export function tenantIndexKey(keyPrefix: string): string {
   return `${keyPrefix}tenants`;
+}
+
+/** The id of the data under this prefix (see RedisBudgetStore.id). */
+export const dataIdKey = (keyPrefix: string): string => `${keyPrefix}store-id`;
+
+/** Set when a store found the data it knew gone: stores with onUnavailable 'deny' refuse while it is there. */
+export const dataLostKey = (keyPrefix: string): string => `${keyPrefix}data-lost`;
+
+/**
+ * A reservation id: "r<unique>:<tokens>:<nanoUsd>[:<user>:<session>]". It carries what it holds
+ * and at which levels, so the reservation is one member of the leases set and no other key
+ * describes it; settle, release and lease expiry read it back only after finding it in that set.
+ */
+export function reservationId(unique: string, tokens: string, nano: string, user: string | undefined, session: string | undefined): string {
+  const head = `r${unique}:${tokens}:${nano}`;
+  return user === undefined && session === undefined ? head : `${head}:${user === undefined ? '' : escapeLevelId(user)}:${session === undefined ? '' : escapeLevelId(session)}`;
+}
+
+/** The user and session a reservation id of this store holds, or undefined for any other id. */
+export function reservationLevels(id: string): { user: string | undefined; session: string | undefined } | undefined {
+  const m = /^r[^:]*:\d+:\d+(?::([^:]*):([^:]*))?$/.exec(id);
+  if (!m) return undefined;
+  return { user: m[1] ? unescapeLevelId(m[1]) : undefined, session: m[2] ? unescapeLevelId(m[2]) : undefined };
 }

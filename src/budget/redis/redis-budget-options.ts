@@ -81,21 +81,25 @@ function redisUrl(raw: string): URL {
   }
 }
 
-/** Where the store is (server, database, key prefix), without credentials: for messages and logs. */
-export function storeAddress(redis: IoRedisClient | string, keyPrefix: string): string {
+/**
+ * Where the store is, without credentials: `name` (server, database, key prefix) for messages and
+ * logs, `address` (redis://host:port) for what an outage says.
+ */
+export function storeAddress(redis: IoRedisClient | string, keyPrefix: string): { name: string; address: string } {
   if (typeof redis === 'string') {
     const url = redisUrl(redis);
     const db = /^\/(\d+)/.exec(url.pathname)?.[1] ?? '0';
-    return `redis:${url.hostname}:${url.port || '6379'}/${db}/${keyPrefix}`;
+    const hostPort = `${url.hostname}:${url.port || '6379'}`;
+    return { name: `redis:${hostPort}/${db}/${keyPrefix}`, address: `${url.protocol}//${hostPort}` };
   }
   // The parts of an ioredis Redis or Cluster the address is read from.
   const client = redis as unknown as { isCluster?: boolean; startupNodes?: unknown[]; options: { path?: string; host?: string; port?: number; db?: number } };
   if (client.isCluster) {
     const nodes = client.startupNodes ?? [];
     const names = nodes.map((n) => (typeof n === 'object' && n !== null ? `${(n as { host?: string }).host ?? 'localhost'}:${(n as { port?: number }).port ?? 6379}` : String(n)));
-    return `redis-cluster:${names.sort().join(',')}/${keyPrefix}`;
+    return { name: `redis-cluster:${names.sort().join(',')}/${keyPrefix}`, address: `redis-cluster://${names.join(',')}` };
   }
   const o = client.options;
   const where = o.path ? o.path : `${o.host ?? 'localhost'}:${o.port ?? 6379}`;
-  return `redis:${where}/${o.db ?? 0}/${keyPrefix}`;
+  return { name: `redis:${where}/${o.db ?? 0}/${keyPrefix}`, address: o.path ? `unix:${o.path}` : `redis://${where}` };
 }

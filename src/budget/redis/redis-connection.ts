@@ -1,44 +1,42 @@
-import { randomUUID } from 'node:crypto';
-import { SymfonicError } from '../../core/errors.js';
 import type { Logger } from '../../observability/logger.js';
 // Types only: ioredis itself is imported on first use, and only when the store is given a URL.
 import type { Cluster, Redis } from 'ioredis';
 import type { BudgetScript } from './redis-budget-scripts.js';
+import { RedisOutage, describe, isUnavailable, outage } from './redis-words.js';
+
+export { describe, isUnavailable } from './redis-words.js';
 
 const BACKOFF_FIRST_MS = 50;
 const BACKOFF_MAX_MS = 1000;
-
-/** Replies that mean "this server cannot serve now", not "this command is wrong". */
-const TRANSIENT_REPLY = /^(LOADING|BUSY|MASTERDOWN|CLUSTERDOWN|TRYAGAIN|READONLY|NOREPLICAS)\b/;
-
-/** Whether an error means Redis could not be reached or could not answer, rather than a bug. */
-export function isUnavailable(error: unknown): boolean {
-  if (!(error instanceof Error)) return true;
-  if (error.name === 'ReplyError') return TRANSIENT_REPLY.test(error.message);
-  return !(error instanceof TypeError || error instanceof RangeError || error instanceof SymfonicError);
-}
+/**
+ * How long a store's first call waits for its first connection (timeoutMs if longer). A busy
+ * machine starting many processes at once can take seconds to connect; a refused connection
+ * ends the wait at once, so an outage is still said without delay.
+ */
+const FIRST_CONNECT_MS = 5000;
 
 export type RedisClient = Redis | Cluster;
 
-export const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error));
-
 export interface ConnectionSettings {
-  /** What the store is called in messages: its address, without credentials. */
+  /** What the store is called in messages: its address and prefix, without credentials. */
   readonly name: string;
-  readonly keyPrefix: string;
+  /** redis://host:port, without credentials: where outages are said to be. */
+  readonly address: string;
   readonly timeoutMs: number;
   readonly log: Logger;
   /** How the store reacts when Redis is unreachable, named in the first outage's log line. */
   readonly onUnavailable: string;
   /** Called when Redis is reachable again (a new connection, or a call that succeeds after failures). */
   readonly onBack: () => void;
+  /** Called on every (re)connection, to check the data is still the data the store knew. */
+  readonly onConnect: (client: RedisClient) => void;
 }
 
 /**
  * One store's way to Redis: the client (made from a URL on first use, or given), waiting for the
- * first connection, a time bound on every command, scripts run by SHA with the text sent again
- * to a server that lost them, outages noted once and recoveries announced, and the id of the
- * data learnt from Redis. The store above decides what an outage means for a call.
+ * first connection, a time bound on every call, scripts run by SHA with the text sent again to a
+ * server that lost them, outages said in our words and noted once, and recoveries announced. The
+ * store above decides what an outage means for a call.
  */
 export class RedisConnection {
   private client: RedisClient | undefined;
@@ -46,14 +44,15 @@ export class RedisConnection {
   private everReady = false;
   private firstReady: Promise<void> | undefined;
   private failures = 0;
-  private dataId: string | undefined;
-  private learning: Promise<void> | undefined;
+  private lastSocketError: unknown;
   private readonly onReady = (): void => {
     this.everReady = true;
-    void this.learnIdentity();
+    this.lastSocketError = undefined;
+    this.settings.onConnect(this.client!);
     this.settings.onBack();
   };
   private readonly onError = (error: unknown): void => {
+    this.lastSocketError = error;
     this.settings.log.debug({ store: this.settings.name, err: describe(error) }, 'budget store connection error');
   };
 
@@ -75,36 +74,49 @@ export class RedisConnection {
     return this.client !== undefined || this.connecting !== undefined;
   }
 
-  /** The id of the data, once learnt from Redis (see RedisBudgetStore.id). */
-  get id(): string | undefined {
-    return this.dataId;
+  get isCluster(): boolean {
+    return (this.client as { isCluster?: boolean } | undefined)?.isCluster === true;
   }
 
-  /** Runs a script by its SHA; a server that lacks it (restarted, flushed) gets the text once more. */
-  async eval(script: BudgetScript, keys: readonly string[], args: readonly string[]): Promise<{ reply: unknown; client: RedisClient }> {
+  /**
+   * Runs a script by its SHA (a server that lacks it, restarted or flushed, gets the text once
+   * more) within `boundMs`. The first call also waits for the first connection, up to timeoutMs,
+   * before its bound starts. An outage rejects with a RedisOutage in our words.
+   */
+  async eval(script: BudgetScript, keys: readonly string[], args: readonly string[], boundMs = this.settings.timeoutMs): Promise<{ reply: unknown; client: RedisClient }> {
     const client = this.client !== undefined && this.everReady ? this.client : await this.ready();
-    // Until the data's id is known nothing is skipped as already charged here; a learn that
-    // failed is tried again on the next call (concurrent ones share one).
-    if (this.dataId === undefined) void this.learnIdentity();
-    let reply: unknown;
-    try {
-      reply = await this.bounded(client.evalsha(script.sha, script.keys, ...keys, ...args));
-    } catch (error) {
-      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw this.failed(script.name, error);
+    return this.within(boundMs, async () => {
+      let reply: unknown;
       try {
-        reply = await this.bounded(client.eval(script.lua, script.keys, ...keys, ...args));
-      } catch (again) {
-        throw this.failed(script.name, again);
+        reply = await client.evalsha(script.sha, keys.length, ...keys, ...args);
+      } catch (error) {
+        if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw this.failed(script.name, error);
+        try {
+          reply = await client.eval(script.lua, keys.length, ...keys, ...args);
+        } catch (again) {
+          throw this.failed(script.name, again);
+        }
       }
-    }
-    if (this.failures > 0) this.recovered();
-    return { reply, client };
+      if (this.failures > 0) this.recovered();
+      return { reply, client };
+    });
+  }
+
+  /** Any other command, bounded and said in our words like a script. */
+  async command<T>(operation: string, run: (client: RedisClient) => Promise<T>, boundMs = this.settings.timeoutMs): Promise<T> {
+    const client = await this.ready();
+    return this.within(boundMs, async () => {
+      try {
+        return await run(client);
+      } catch (error) {
+        throw this.failed(operation, error);
+      }
+    });
   }
 
   /** A client that has connected once. A made client is waited for on first use; after that a lost connection fails fast. */
   async ready(): Promise<RedisClient> {
     const client = this.client ?? (await (this.connecting ??= this.open()));
-    if (this.dataId === undefined && client.status === 'ready') void this.learnIdentity();
     if (this.url === undefined || this.everReady || client.status === 'ready') {
       this.everReady ||= client.status === 'ready';
       return client;
@@ -112,16 +124,6 @@ export class RedisConnection {
     if (client.status === 'end' || client.status === 'close') return client;
     await (this.firstReady ??= this.waitForReady(client));
     return client;
-  }
-
-  /** A client passed in without a commandTimeout may queue forever, so its commands get ours. */
-  bounded<T>(p: Promise<T>): Promise<T> {
-    if (this.clientTimesOut) return p;
-    let timer: NodeJS.Timeout;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`Redis did not answer within ${this.settings.timeoutMs} ms`)), this.settings.timeoutMs);
-    });
-    return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
   }
 
   /** Stops listening, and quits the client if the store made it (a client passed in is left open). */
@@ -133,12 +135,29 @@ export class RedisConnection {
     if (this.url !== undefined) await client.quit().catch(() => client.disconnect());
   }
 
+  /** Runs `work` with a deadline: past it the call rejects as an outage, whatever the client does. */
+  private within<T>(boundMs: number, work: () => Promise<T>): Promise<T> {
+    // Connected, with the client's own per-command timeout at our bound: no timer of ours needed
+    // (one a call would cost every model call a timer).
+    if (this.clientTimesOut && this.everReady && boundMs >= this.settings.timeoutMs) return work();
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(this.failed('call', new RedisOutage(`timed out after ${boundMs} ms at ${this.settings.address}`))), boundMs);
+    });
+    const run = work();
+    run.catch(() => undefined);
+    return Promise.race([run, late]).finally(() => clearTimeout(timer));
+  }
+
+  /** The error in our words; the first of an outage is logged. */
   private failed(operation: string, error: unknown): unknown {
-    if (isUnavailable(error) && this.failures++ === 0) {
+    if (!isUnavailable(error)) return error;
+    const said = outage(error, this.settings.address, this.settings.timeoutMs, this.lastSocketError);
+    if (this.failures++ === 0) {
       const { log, name, onUnavailable } = this.settings;
-      log.error({ store: name, operation, err: describe(error) }, `budget store unreachable (onUnavailable: '${onUnavailable}'); it reconnects by itself`);
+      log.error({ store: name, operation, err: said.message }, `budget store unreachable (onUnavailable: '${onUnavailable}'); it reconnects by itself`);
     }
-    return error;
+    return said;
   }
 
   private recovered(): void {
@@ -147,34 +166,19 @@ export class RedisConnection {
     this.settings.onBack();
   }
 
-  private learnIdentity(): Promise<void> {
-    if (this.dataId !== undefined || this.client === undefined) return Promise.resolve();
-    const client = this.client;
-    return (this.learning ??= (async () => {
-      try {
-        const key = `${this.settings.keyPrefix}store-id`;
-        await this.bounded(client.set(key, `redis:${randomUUID()}`, 'NX'));
-        const id = await this.bounded(client.get(key));
-        if (typeof id === 'string') this.dataId = id;
-      } catch {
-        // Unreachable now: learnt on the next connection or call.
-      } finally {
-        this.learning = undefined;
-      }
-    })());
-  }
-
-  /** One wait shared by every call that arrives before the first connection, bounded by timeoutMs. */
+  /** One wait shared by every call that arrives before the first connection: until it is ready, fails, or FIRST_CONNECT_MS pass. */
   private waitForReady(client: RedisClient): Promise<void> {
     return new Promise<void>((resolve) => {
       const done = () => {
         clearTimeout(timer);
         client.off('ready', done);
+        client.off('error', done);
         this.firstReady = undefined;
         resolve();
       };
-      const timer = setTimeout(done, this.settings.timeoutMs);
+      const timer = setTimeout(done, Math.max(this.settings.timeoutMs, FIRST_CONNECT_MS));
       client.once('ready', done);
+      client.once('error', done);
     });
   }
 
@@ -188,12 +192,14 @@ export class RedisConnection {
       autoResendUnfulfilledCommands: false,
       maxRetriesPerRequest: 0,
       commandTimeout: timeoutMs,
-      connectTimeout: Math.max(timeoutMs, 1000),
+      connectTimeout: Math.max(timeoutMs, FIRST_CONNECT_MS),
       retryStrategy: (times: number) => Math.min(BACKOFF_FIRST_MS * 2 ** Math.min(times, 5), BACKOFF_MAX_MS),
     });
     this.attach(client);
     // A failed first connect is not final: ioredis keeps retrying, and calls report the outage.
-    client.connect().catch(() => undefined);
+    client.connect().catch((error: unknown) => {
+      this.lastSocketError ??= error;
+    });
     return client;
   }
 
@@ -202,9 +208,9 @@ export class RedisConnection {
     client.on('ready', this.onReady);
     client.on('error', this.onError);
     if (client.status === 'ready') {
-      // Connected already: no 'ready' event will come to learn the data's id from.
+      // Connected already: no 'ready' event will come.
       this.everReady = true;
-      void this.learnIdentity();
+      this.settings.onConnect(client);
     }
   }
 }

@@ -1,6 +1,6 @@
 import type { Logger } from '../../observability/logger.js';
-import type { Spend } from '../budget-store.js';
-import { isUnavailable } from './redis-connection.js';
+import type { BudgetLimit, Spend } from '../budget-store.js';
+import { isUnavailable } from './redis-words.js';
 
 /** A write the store could not make yet: kept, retried when Redis is back, and reported by unwritten(). */
 export interface UnwrittenBudgetOp {
@@ -12,6 +12,8 @@ export interface UnwrittenBudgetOp {
   /** Epoch ms of the first attempt. */
   readonly since: number;
   readonly error: string;
+  /** The limit a settle is judged by (its levels, period, thresholds). */
+  readonly limit?: BudgetLimit;
 }
 
 const FLUSH_BATCH = 100;
@@ -28,7 +30,7 @@ export class UnwrittenWrites {
   constructor(
     private readonly name: string,
     private readonly log: Logger,
-    private readonly write: (op: UnwrittenBudgetOp) => Promise<void>,
+    private readonly write: (op: UnwrittenBudgetOp) => Promise<unknown>,
   ) {}
 
   get size(): number {

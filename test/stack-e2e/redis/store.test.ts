@@ -1,8 +1,11 @@
 /** RedisBudgetStore's own promises, against a real Redis: idempotence, leases, windows, keys, scripts. */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BudgetStoreUnavailableError } from '../../../src/core/errors.js';
 import { RedisBudgetStore } from '../../../src/budget/redis/redis-budget-store.js';
 import { tenantKeys } from '../../../src/budget/redis/redis-budget-keys.js';
+import { SCRIPTS } from '../../../src/budget/redis/redis-budget-scripts.js';
+import { reserveCall, scriptLevels } from '../../../src/budget/redis/redis-script-calls.js';
 import { testRedis, uniquePrefix } from './redis-server.js';
 
 let redis: { url: string; close(): Promise<void> };
@@ -37,7 +40,7 @@ describe('RedisBudgetStore against Redis', () => {
     const a = await s.reserve('t', spend(60, 0.5), { maxTokens: 100, maxCostUsd: 1 });
     expect(a).toMatchObject({ ok: true, spent: spend(0), reserved: spend(0) });
     expect(typeof (a as { reservationId: unknown }).reservationId).toBe('string');
-    expect(await s.reserve('t', spend(41), { maxTokens: 100 })).toEqual({ ok: false, limit: 'maxTokens', spent: spend(0), reserved: spend(60, 0.5) });
+    expect(await s.reserve('t', spend(41), { maxTokens: 100 })).toEqual({ ok: false, level: 'tenant', limit: 'maxTokens', spent: spend(0), reserved: spend(60, 0.5) });
     expect(await s.reserve('t', spend(1, 0.6), { maxTokens: 100, maxCostUsd: 1 })).toMatchObject({ ok: false, limit: 'maxCostUsd' });
     expect(await s.reserve('t', spend(40, 0.5), { maxTokens: 100, maxCostUsd: 1 })).toMatchObject({ ok: true, reserved: spend(60, 0.5) });
   });
@@ -62,9 +65,12 @@ describe('RedisBudgetStore against Redis', () => {
     expect(await s.usage('t', undefined)).toEqual({ spent: spend(1000, 0.0036), reserved: spend(0) });
   });
 
-  it('a reservation expires after its lease: it stops counting, and a late settle still charges once', async () => {
+  it('a reservation of a process that stopped expires after its lease: it stops counting, and a late settle still charges once', async () => {
     const s = store({ leaseMs: 300 });
-    const id = idOf(await s.reserve('t', spend(90), { maxTokens: 100 }));
+    // The process that reserved stops renewing (it died, or here: closed) and its lease runs out.
+    const dead = new RedisBudgetStore({ redis: redis.url, keyPrefix: s.keyPrefix, leaseMs: 300 });
+    const id = idOf(await dead.reserve('t', spend(90), { maxTokens: 100 }));
+    await dead.close();
     expect(await s.reserve('t', spend(20), { maxTokens: 100 })).toMatchObject({ ok: false });
     await sleep(350);
     expect(await s.usage('t', undefined)).toEqual({ spent: spend(0), reserved: spend(0) });
@@ -73,6 +79,36 @@ describe('RedisBudgetStore against Redis', () => {
     await s.settle('t', id, spend(15));
     await s.settle('t', id, spend(15));
     expect(await s.usage('t', undefined)).toEqual({ spent: spend(15), reserved: spend(20) });
+  });
+
+  it('a reserve that reaches Redis after its caller gave up reserves nothing', async () => {
+    const s = store();
+    await s.reserve('t', spend(1), { maxTokens: 100 });
+    // The script as the store sends it, but with a give-up time already past on the server's clock.
+    const [sec] = (await raw.time()) as unknown as [string, string];
+    const keys = tenantKeys(s.keyPrefix, 't');
+    const levels = scriptLevels(keys, { maxTokens: 100 });
+    const call = reserveCall(keys, levels, { tokens: '50', nano: '0' }, { maxTokens: 100 }, 'rlate.0:50:0', { shift: 0, leaseMs: 60_000, giveUpBy: Number(sec) * 1000 - 1000, dataId: undefined, dataIdKey: 'unused' });
+    expect(await raw.eval(SCRIPTS.reserve.lua, call.keys.length, ...call.keys, ...call.args)).toEqual([3]);
+    expect(await raw.zscore(keys.leases, 'rlate.0:50:0')).toBeNull();
+    expect(await s.usage('t', undefined)).toEqual({ spent: spend(0), reserved: spend(1) });
+    // And through the store: a caller that already gave up is refused in our words, holding nothing.
+    const late = await s.reserve('t', spend(50), { maxTokens: 100 }, Date.now(), { giveUpBy: Date.now() - 50 }).catch((e: unknown) => e);
+    expect(late).toBeInstanceOf(BudgetStoreUnavailableError);
+    expect((late as Error).message).toMatch(/timed out after \d+ ms at redis:\/\/127\.0\.0\.1:\d+/);
+    expect(await s.usage('t', undefined)).toEqual({ spent: spend(0), reserved: spend(1) });
+  });
+
+  it('a live call keeps its reservation past leaseMs: the store renews the lease while the call runs', async () => {
+    const s = store({ leaseMs: 300 });
+    const other = new RedisBudgetStore({ redis: redis.url, keyPrefix: s.keyPrefix, leaseMs: 300 });
+    stores.push(other);
+    const id = idOf(await s.reserve('t', spend(90), { maxTokens: 100 }));
+    await sleep(1000);
+    // Three leases long, and still held: another process cannot take the 90.
+    expect(await other.reserve('t', spend(20), { maxTokens: 100 })).toMatchObject({ ok: false, reserved: spend(90) });
+    await s.settle('t', id, spend(80));
+    expect(await other.usage('t', undefined)).toEqual({ spent: spend(80), reserved: spend(0) });
   });
 
   it('forgets settled markers after settledMarkerMs, so the settled set does not grow with calls served', async () => {
@@ -130,7 +166,10 @@ describe('RedisBudgetStore against Redis', () => {
     for (const tenant of ['acme', 'a}b{c', '{x}', '%7D']) {
       await s.settle(tenant, idOf(await s.reserve(tenant, spend(1), { maxTokens: 10, windowMs: 60_000 })), spend(1));
       await s.reserve(tenant, spend(1), { maxTokens: 10 });
-      const keys = Object.values(tenantKeys(s.keyPrefix, tenant));
+      const k = tenantKeys(s.keyPrefix, tenant);
+      // A windowed reserve and settle make the ledger, leases, log and settled keys.
+      await s.settle(tenant, idOf(await s.reserve(tenant, spend(1), { maxTokens: 10, windowMs: 60_000, perUser: { maxTokens: 5 }, levels: [{ level: 'user', id: 'u{1}', maxTokens: 5 }] })), spend(1));
+      const keys = [k.ledger, k.leases, k.log, k.settled, k.levels, k.base + 'u:u%7B1%7D'];
       expect((await raw.exists(...keys)) as number).toBe(keys.length);
       const slots = new Set(await Promise.all(keys.map((k) => raw.call('CLUSTER', 'KEYSLOT', k).catch(() => null))));
       // A standalone server without cluster support answers an error; then compare the tags ourselves.
@@ -140,7 +179,7 @@ describe('RedisBudgetStore against Redis', () => {
     }
     expect(await s.tenants()).toEqual(['%7D', 'acme', 'a}b{c', '{x}']);
     // Four tenants, four distinct ledgers.
-    expect((await Promise.all(['acme', 'a}b{c', '{x}', '%7D'].map((t) => s.usage(t, undefined)))).map((u) => u.spent.tokens)).toEqual([1, 1, 1, 1]);
+    expect((await Promise.all(['acme', 'a}b{c', '{x}', '%7D'].map((t) => s.usage(t, undefined)))).map((u) => u.spent.tokens)).toEqual([2, 2, 2, 2]);
   });
 
   it('reloads its scripts when Redis has lost them (SCRIPT FLUSH, as after a restart)', async () => {
@@ -158,8 +197,9 @@ describe('RedisBudgetStore against Redis', () => {
     await new Promise<void>((resolve) => (client.status === 'ready' ? resolve() : client.once('ready', () => resolve())));
     const byClient = new RedisBudgetStore({ redis: client, keyPrefix: prefix });
     try {
-      await byUrl.usage('t', undefined);
+      // A store that only reads never writes the data id; one that reserves does, and the reader learns it.
       await byClient.reserve('t', spend(1), { maxTokens: 100 });
+      await byUrl.usage('t', undefined);
       await until(() => byUrl.id !== undefined && byClient.id !== undefined);
       expect(byClient.id).toBeDefined();
       expect(byClient.id).toBe(byUrl.id);
@@ -178,7 +218,7 @@ describe('RedisBudgetStore against Redis', () => {
     stores.push(a);
     try {
       const id = idOf(await a.reserve('t', spend(10), { maxTokens: 100 }));
-      await other.usage('t', undefined);
+      await other.reserve('t', spend(1), { maxTokens: 100 });
       await b.usage('t', undefined);
       // The data id, learnt from Redis: one for the shared data however each store reached it.
       await until(() => a.id !== undefined && b.id !== undefined && other.id !== undefined);

@@ -12,9 +12,9 @@ export interface Worker {
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
-/** Forks fleet-worker.mjs and sends it its configuration. */
-export function forkWorker(config: Record<string, unknown>): Worker {
-  const child = fork(WORKER, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+/** Forks a worker (fleet-worker.mjs unless named) and sends it its configuration. */
+export function forkWorker(config: Record<string, unknown>, script: string = WORKER): Worker {
+  const child = fork(script, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const inbox: Record<string, unknown>[] = [];
   const waiting: { type: string; resolve: (m: Record<string, unknown>) => void; reject: (e: Error) => void }[] = [];
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -1,0 +1,176 @@
+/**
+ * Lua functions the budget scripts share (see redis-budget-scripts.ts for the key and field
+ * layout). Every time is the server's: `TIME`, plus a shift that is 0 outside the tests that move
+ * a period boundary up to the present (a real server's clock cannot be set forward).
+ *
+ * Cost: each redis.call costs the server's single thread about half a microsecond on top of the
+ * command, and every process waits on that thread, so the common paths make as few as they can;
+ * what only happens now and then (a lease that ended, spend rolling out of a window, a level's
+ * expiry moving on, a threshold crossed) pays for its own calls.
+ */
+export const PRELUDE = `
+-- Every script's ARGV[1]: the clock shift. Times the scripts keep are on the shifted clock; an
+-- expiry Redis keeps is on its own.
+local SHIFT = tonumber(ARGV[1])
+
+local function now_ms()
+  local t = redis.call('TIME')
+  return t[1] * 1000 + math.floor(t[2] / 1000) + SHIFT
+end
+
+local function num(x) return tonumber(x) or 0 end
+local function floor0(x) if x < 0 then return 0 end return x end
+
+-- A reservation id: "r<unique>:<tokens>:<nano>[:<user>:<session>]" (user and session escaped).
+local function parse_id(id)
+  local t, n, u, s = string.match(id, '^r[^:]*:(%d+):(%d+):?([^:]*):?([^:]*)$')
+  return tonumber(t), tonumber(n), u or '', s or ''
+end
+
+-- A log entry: "id|tokens|nano|user|session" (and "id:tokens:nano" from before levels).
+local function parse_log(e)
+  local t, n, u, s = string.match(e, '|(%d+)|(%d+)|([^|]*)|([^|]*)$')
+  if t then return tonumber(t), tonumber(n), u, s end
+  t, n = string.match(e, ':(%d+):(%d+)$')
+  return tonumber(t) or 0, tonumber(n) or 0, '', ''
+end
+
+-- Whether a log entry or reservation belongs to a level member ("u:<id>" / "s:<id>").
+local function belongs(member, u, s)
+  local kind, id = string.sub(member, 1, 1), string.sub(member, 3)
+  return (kind == 'u' and u == id) or (kind == 's' and s == id)
+end
+
+-- The period holding now among four starts "b0,b1,b2,b3" the caller computed for the zone.
+local function period_of(now, starts)
+  if starts == '' then return nil, nil end
+  local b = {}
+  for x in string.gmatch(starts, '[^,]+') do b[#b + 1] = tonumber(x) end
+  for i = 1, 3 do
+    if now >= b[i] and now < b[i + 1] then return b[i], b[i + 1] end
+  end
+  if now < b[1] then return b[1], b[2] end
+  return b[3], b[4]
+end
+
+-- Which cap of a level would be passed by a total, if any.
+local function over(max_t, max_n, tot_t, tot_n)
+  if max_t ~= '' and tot_t > tonumber(max_t) then return 'maxTokens' end
+  if max_n ~= '' and tot_n > tonumber(max_n) then return 'maxCostUsd' end
+  return nil
+end
+
+-- Frees what a reservation held at a level hash (one that still exists).
+local function unhold(key, t, n)
+  local f = redis.call('HMGET', key, 'rt', 'rn')
+  if f[1] or f[2] then
+    redis.call('HSET', key, 'rt', floor0(num(f[1]) - t), 'rn', floor0(num(f[2]) - n))
+  end
+end
+
+-- Leases that ended stop holding (that is how a dead process's hold ends): removed, their holds
+-- freed at their user and session levels, and what they held at the tenant level returned.
+local function expire_leases(base, leases, now)
+  local gone = redis.call('ZRANGEBYSCORE', leases, '-inf', now)
+  if #gone == 0 then return 0, 0 end
+  local tok, nano = 0, 0
+  for i = 1, #gone do
+    local t, n, u, s = parse_id(gone[i])
+    if t then
+      tok, nano = tok + t, nano + n
+      if u ~= '' then unhold(base .. 'u:' .. u, t, n) end
+      if s ~= '' then unhold(base .. 's:' .. s, t, n) end
+    end
+  end
+  redis.call('ZREMRANGEBYSCORE', leases, '-inf', now)
+  return tok, nano
+end
+
+-- Spend of one level (all of the tenant's when member is nil) settled after cutoff, from the log.
+local function sum_log_after(log, cutoff, member)
+  local tok, nano = 0, 0
+  local all = redis.call('ZRANGEBYSCORE', log, '(' .. string.format('%.0f', cutoff), '+inf')
+  for i = 1, #all do
+    local t, n, u, s = parse_log(all[i])
+    if member == nil or belongs(member, u, s) then tok, nano = tok + t, nano + n end
+  end
+  return tok, nano
+end
+
+-- Spend rolled out of a window leaves a level's window sums too (when they are kept for it).
+local function unwindow(key, win, t, n)
+  local w = redis.call('HMGET', key, 'wm', 'wt', 'wn')
+  if w[1] == win then
+    redis.call('HSET', key, 'wt', floor0(num(w[2]) - t), 'wn', floor0(num(w[3]) - n))
+  end
+end
+
+-- The tenant's window: spend settled at or before now - win rolls out of it, and out of the
+-- window sums of the user and session it was settled for. A new window length is summed from
+-- the log once. Returns the tenant's sums inside the window.
+local function roll_window(base, ledger, log, win, wm, wt, wn, now)
+  local cutoff = now - tonumber(win)
+  if wm ~= win then
+    local tok, nano = sum_log_after(log, cutoff, nil)
+    redis.call('ZREMRANGEBYSCORE', log, '-inf', cutoff)
+    redis.call('HSET', ledger, 'wm', win, 'wt', tok, 'wn', nano)
+    return tok, nano
+  end
+  local tok, nano = num(wt), num(wn)
+  local old = redis.call('ZRANGEBYSCORE', log, '-inf', cutoff)
+  if #old > 0 then
+    for i = 1, #old do
+      local t, n, u, s = parse_log(old[i])
+      tok, nano = tok - t, nano - n
+      if u ~= '' then unwindow(base .. 'u:' .. u, win, t, n) end
+      if s ~= '' then unwindow(base .. 's:' .. s, win, t, n) end
+    end
+    redis.call('ZREMRANGEBYSCORE', log, '-inf', cutoff)
+    redis.call('HSET', ledger, 'wt', floor0(tok), 'wn', floor0(nano))
+  end
+  return floor0(tok), floor0(nano)
+end
+
+-- A user's or session's window sums (after the tenant's roll), summed from the log when the
+-- level has not kept them for this window length. The third value says they must be written.
+local function level_window(log, member, wm, wt, wn, win, now)
+  if wm == win then return num(wt), num(wn), false end
+  local tok, nano = sum_log_after(log, now - tonumber(win), member)
+  return tok, nano, true
+end
+
+-- How long a user's or session's hash must live: until its period ends, or its spend rolls out
+-- of the window, and never before the holds in it end. nil: it counts all time and never expires.
+local function level_need(now, lease, pe, win, settling)
+  if pe then return pe + lease end
+  if win ~= '' then
+    if settling then return now + tonumber(win) + lease end
+    return now + lease
+  end
+  return nil
+end
+
+-- Moves a level hash's expiry (and its entry in the levels set) out to what it needs, with slack
+-- so the next calls need not. Adds xp to the fields w the caller writes, and returns what to do
+-- once they are written (an expiry on a key that does not exist yet is lost): nil, 'persist' or
+-- the time to expire at.
+local function keep_level(index, member, xp, need, w, lease)
+  if need == nil then
+    if xp == '0' then return nil end
+    redis.call('ZADD', index, '+inf', member)
+    w[#w + 1] = 'xp'; w[#w + 1] = 0
+    if xp then return 'persist' end
+    return nil
+  end
+  if xp and xp ~= '0' and tonumber(xp) >= need then return nil end
+  local at = need + lease
+  redis.call('ZADD', index, at, member)
+  w[#w + 1] = 'xp'; w[#w + 1] = at
+  return at
+end
+
+local function expire_level(key, action)
+  if action == 'persist' then redis.call('PERSIST', key)
+  elseif action then redis.call('PEXPIREAT', key, action - SHIFT) end
+end
+`;

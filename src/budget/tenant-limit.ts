@@ -1,0 +1,104 @@
+import { z } from 'zod';
+import { ConfigurationError } from '../core/errors.js';
+import type { BudgetLimit, CalendarPeriod, LevelCaps } from './budget-store.js';
+import { isTimeZone } from './calendar-period.js';
+
+/**
+ * A tenant's budget: its own caps, the caps of each of its users and sessions, and how spend is
+ * counted (all time, a rolling window, or a calendar period in a time zone).
+ */
+export interface TenantLimit extends LevelCaps {
+  /** Rolling: spend settled more than windowMs ago no longer counts. Not with `period`. */
+  windowMs?: number;
+  /** Calendar: spend settled since the start of the current day, week (Monday first) or month. */
+  period?: CalendarPeriod;
+  /** IANA time zone the period's days start in (default 'UTC'); only with `period`. */
+  timeZone?: string;
+  /** For each scope.userId inside the tenant, over the same window or period. */
+  perUser?: LevelCaps;
+  /** For each scope.sessionId inside the tenant, over the same window or period. */
+  perSession?: LevelCaps;
+  /** Fractions in (0, 1) of every limit above: settled spend crossing one is reported once per period or window. */
+  thresholds?: readonly number[];
+  /**
+   * Fraction of a limit at which a soft warning is logged and added as a span event (0–1).
+   * @deprecated the second series' soft limit, judged on reservations; use `thresholds`.
+   */
+  warnAt?: number;
+}
+
+const capsShape = {
+  maxTokens: z.number().int().nonnegative().optional(),
+  maxCostUsd: z.number().nonnegative().finite().optional(),
+};
+
+const levelCapsSchema = z
+  .object(capsShape)
+  .strict()
+  .refine((c) => c.maxTokens !== undefined || c.maxCostUsd !== undefined, { message: 'perUser and perSession need maxTokens or maxCostUsd (or both)' });
+
+export const tenantLimitSchema = z
+  .object({
+    ...capsShape,
+    windowMs: z.number().int().positive().optional(),
+    period: z.enum(['day', 'week', 'month']).optional(),
+    timeZone: z.string().refine(isTimeZone, { message: "timeZone must be an IANA time zone the platform knows, e.g. 'UTC', 'America/New_York', 'Asia/Kolkata'" }).optional(),
+    perUser: levelCapsSchema.optional(),
+    perSession: levelCapsSchema.optional(),
+    thresholds: z
+      .array(z.number().gt(0, 'a threshold is a fraction above 0').lt(1, 'a threshold is a fraction below 1 (the limit itself refuses)'))
+      .max(10)
+      .refine((t) => new Set(t).size === t.length, { message: 'thresholds must not repeat' })
+      .optional(),
+    warnAt: z.number().gt(0).lte(1).optional(),
+  })
+  .strict()
+  .refine((l) => [l.maxTokens, l.maxCostUsd, l.perUser, l.perSession].some((x) => x !== undefined), {
+    message: 'a limit needs maxTokens or maxCostUsd, for the tenant, perUser or perSession',
+  })
+  .refine((l) => l.windowMs === undefined || l.period === undefined, {
+    message: 'windowMs (rolling) and period (calendar) exclude each other: give one',
+  })
+  .refine((l) => l.timeZone === undefined || l.period !== undefined, {
+    message: 'timeZone says where a calendar period starts: give it with period',
+  });
+
+const EXAMPLE =
+  "Example: { maxCostUsd: 50, period: 'month', timeZone: 'America/New_York', perUser: { maxCostUsd: 5 }, thresholds: [0.8, 0.95] }.";
+
+/** A checked, frozen copy of a limit, or a ConfigurationError naming what is wrong and `where` it came from. */
+export function checkedLimit(input: unknown, where: string): TenantLimit {
+  const parsed = tenantLimitSchema.safeParse(input);
+  if (!parsed.success) throw new ConfigurationError(`invalid budget limit (${where}): ${z.prettifyError(parsed.error)}. ${EXAMPLE}`);
+  return freezeLimit(parsed.data as TenantLimit);
+}
+
+export function freezeLimit(l: TenantLimit): TenantLimit {
+  const copy: TenantLimit = { ...l };
+  if (l.perUser) copy.perUser = Object.freeze({ ...l.perUser });
+  if (l.perSession) copy.perSession = Object.freeze({ ...l.perSession });
+  if (l.thresholds) copy.thresholds = Object.freeze([...l.thresholds].sort((a, b) => a - b));
+  return Object.freeze(copy);
+}
+
+/** Who a call is for: the scope's parts that budgets read. */
+export interface BudgetScope {
+  readonly tenantId: string;
+  readonly userId?: string;
+  readonly sessionId?: string;
+}
+
+/**
+ * The store's view of a limit for one scope: the tenant's caps, this user's and this session's
+ * (when the limit has perUser / perSession and the scope names a user / session), the window or
+ * period and the thresholds.
+ */
+export function storeLimit(limit: TenantLimit, scope: BudgetScope): BudgetLimit {
+  const user = limit.perUser !== undefined && scope.userId !== undefined;
+  const session = limit.perSession !== undefined && scope.sessionId !== undefined;
+  if (!user && !session) return limit;
+  const levels = [];
+  if (user) levels.push({ level: 'user' as const, id: scope.userId!, ...limit.perUser });
+  if (session) levels.push({ level: 'session' as const, id: scope.sessionId!, ...limit.perSession });
+  return { ...limit, levels };
+}
