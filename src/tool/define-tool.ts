@@ -1,7 +1,7 @@
 import { z, type ZodType } from 'zod';
 import { NAME_PATTERN } from '../core/defaults.js';
 import { ConfigurationError } from '../core/errors.js';
-import { refuseUnknownKeys } from '../core/options.js';
+import { checked, named, readOptions } from '../core/options.js';
 import type { ToolDefinition } from '../model/types.js';
 import type { ToolContext } from './tool-context.js';
 
@@ -39,29 +39,24 @@ export interface ToolSpec<S extends ZodType> {
   needsApproval?: NeedsApproval<z.output<S>>;
 }
 
+const specSchema = z
+  .object({
+    name: checked<string>((n) => typeof n === 'string' && NAME_PATTERN.test(n), (n) => `tool name ${JSON.stringify(n)} is not allowed: use 1–64 letters, digits, "_" or "-" (model APIs refuse other names).`),
+    description: checked<string>((d) => typeof d === 'string' && d.trim() !== '', 'needs a description: the model chooses tools by reading it.'),
+    input: checked<ZodType>((i) => i instanceof z.ZodType, 'input must be a zod schema, e.g. z.object({ city: z.string() }).'),
+    execute: checked<unknown>((e) => typeof e === 'function', 'needs an execute(input, ctx) function.'),
+    writeSurface: checked<boolean>((w) => typeof w === 'boolean', 'writeSurface must be true or false.').optional(),
+    needsApproval: checked<unknown>((a) => typeof a === 'boolean' || typeof a === 'function', 'needsApproval must be a boolean or a function (input, ctx) => boolean | Promise<boolean>.').optional(),
+  })
+  .strict();
+
 /**
  * Defines a tool from a zod schema: one schema gives validation, the input's type and the JSON
  * Schema the model reads. The result is frozen, since a tool list is sent on every turn and a
  * tool that changed under a running agent would make two turns disagree.
  */
 export function defineTool<S extends ZodType>(spec: ToolSpec<S>): Tool<z.output<S>> {
-  if (typeof spec !== 'object' || spec === null) throw new ConfigurationError('defineTool needs { name, description, input, execute }.');
-  if (typeof spec.name !== 'string' || !NAME_PATTERN.test(spec.name)) {
-    throw new ConfigurationError(
-      `tool name ${JSON.stringify(spec.name)} is not allowed: use 1–64 letters, digits, "_" or "-" (model APIs refuse other names).`,
-    );
-  }
-  if (typeof spec.description !== 'string' || spec.description.trim() === '') {
-    throw new ConfigurationError(`tool "${spec.name}" needs a description: the model chooses tools by reading it.`);
-  }
-  if (!(spec.input instanceof z.ZodType)) {
-    throw new ConfigurationError(`tool "${spec.name}": input must be a zod schema, e.g. z.object({ city: z.string() }).`);
-  }
-  if (typeof spec.execute !== 'function') throw new ConfigurationError(`tool "${spec.name}" needs an execute(input, ctx) function.`);
-  if (spec.needsApproval !== undefined && typeof spec.needsApproval !== 'boolean' && typeof spec.needsApproval !== 'function') {
-    throw new ConfigurationError(`tool "${spec.name}": needsApproval must be a boolean or a function (input, ctx) => boolean | Promise<boolean>.`);
-  }
-  refuseUnknownKeys(`tool "${spec.name}"`, spec, ['name', 'description', 'input', 'execute', 'writeSurface', 'needsApproval']);
+  readOptions(named('tool', spec), spec, specSchema, { example: 'defineTool({ name, description, input: z.object({...}), execute })' });
   let parameters: Record<string, unknown>;
   try {
     // The input side: the model writes what the schema parses, so a field with a default is

@@ -93,7 +93,7 @@ describe('defineTool', () => {
   ])('refuses a description that is %s', (_label, description) => {
     const error = caughtSync(() => defineTool({ name: 'tool', description: description as string, input: z.object({}), execute: () => 'x' }));
     expect(error).toBeInstanceOf(ConfigurationError);
-    expect(error.message).toMatch(/tool "tool" needs a description/);
+    expect(error.message).toMatch(/tool "tool": needs a description/);
   });
 
   it.each([
