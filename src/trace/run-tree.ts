@@ -31,7 +31,39 @@ export interface TimedRunNode extends RunNode {
   endMs: number;
   costUsd: number | null;
   totalCostUsd: number | null;
+  /** Not ended: still running (a live picture), or paused by an interruption until resumed. */
+  state?: 'running' | 'paused';
   children: TimedRunNode[];
+}
+
+/** The run status a suspended run's invoke_agent span carries (it is not an error). */
+const SUSPENDED = 'suspended';
+const RUN_STATUS = 'symfonic.run.status';
+
+/**
+ * Every node of a tree, parents before their children, in child order. A loop, not recursion:
+ * a delegation chain thousands deep is a tree like any other.
+ */
+export function runsOf<T extends { readonly children: readonly T[] }>(root: T): T[] {
+  const out: T[] = [];
+  const stack: T[] = [root];
+  while (stack.length > 0) {
+    const n = stack.pop()!;
+    out.push(n);
+    for (let i = n.children.length - 1; i >= 0; i--) stack.push(n.children[i]!);
+  }
+  return out;
+}
+
+/** A copy of a tree, each node made by `make` from the node and its children's copies (children first, no recursion). */
+export function mapTree<T extends { readonly children: readonly T[] }, U>(root: T, make: (node: T, children: U[]) => U): U {
+  const made = new Map<T, U>();
+  const nodes = runsOf(root);
+  for (let i = nodes.length - 1; i >= 0; i--) {
+    const n = nodes[i]!;
+    made.set(n, make(n, n.children.map((c) => made.get(c)!)));
+  }
+  return made.get(root)!;
 }
 
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
@@ -66,6 +98,7 @@ export function buildRunTree(input: SpanSource): TimedRunNode[] {
       endMs: s.endMs,
       costUsd: numOrNull(a[ATTR.costUsd]),
       totalCostUsd: numOrNull(a[ATTR.totalCostUsd]),
+      ...(a[RUN_STATUS] === SUSPENDED ? { state: 'paused' as const } : {}),
     });
   }
   // Call order: the run's tool-call sequence number. Sibling spans often start in the same
@@ -96,8 +129,8 @@ export function buildRunTree(input: SpanSource): TimedRunNode[] {
 }
 
 /** The RunNode shape of the public contract, without timing fields. */
-export function publicRunNode(n: TimedRunNode): RunNode {
-  return {
+export function publicRunNode(root: TimedRunNode): RunNode {
+  return mapTree<TimedRunNode, RunNode>(root, (n, children) => ({
     agent: n.agent,
     runId: n.runId,
     parentRunId: n.parentRunId,
@@ -108,7 +141,7 @@ export function publicRunNode(n: TimedRunNode): RunNode {
     usage: n.usage,
     totalUsage: n.totalUsage,
     delegations: n.delegations,
-    children: n.children.map(publicRunNode),
-  };
+    children,
+  }));
 }
 

@@ -177,8 +177,9 @@ describe('symfonic tree --jaeger URL TRACE_ID', () => {
         expect(r.stdout).toBe('');
       }
       expect(missing.stderr).toContain(`symfonic tree: trace 0123456789abcdef0123456789abcdef is not in Jaeger at ${jaeger.url}`);
-      expect(html.stderr).toContain('did not answer with JSON (it began "<!DOCTYPE html>');
-      expect(v1.stderr).toContain('answered JSON without result.resourceSpans');
+      expect(html.stderr).toContain(`${jaeger.url} answered GET /api/v3/traces/0000000000000000000000000000abcd with an HTML page (it began "<!DOCTYPE html>`);
+      expect(html.stderr).toContain("not the JSON of Jaeger's query API");
+      expect(v1.stderr).toContain(`${jaeger.url} answered GET /api/v3/traces/00000000000000000000000000000bad with JSON without result.resourceSpans`);
       expect(down.stderr).toContain(`cannot reach Jaeger at ${closed.url} (ECONNREFUSED)`);
     } finally {
       await jaeger.close();
@@ -194,7 +195,8 @@ describe('symfonic tree --jaeger URL TRACE_ID', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('"xyz" is not a trace id: give up to 32 hex digits');
     expect(none.code).toBe(2);
-    expect(none.stderr).toContain('missing TRACE_ID: symfonic tree --jaeger URL TRACE_ID');
+    expect(none.stderr).toContain('no trace id given: put the id of the trace to read after the URL (symfonic tree --jaeger http://127.0.0.1:9 TRACE_ID)');
+    expect(none.stderr).not.toContain('missing TRACE_ID');
     expect(url.code).toBe(2);
     expect(url.stderr).toContain('--jaeger');
   });
@@ -222,11 +224,12 @@ describe('symfonic tree FILE with a whole JSON document', () => {
     expect(JSON.parse(b.stdout)).toEqual(JSON.parse(a.stdout));
   });
 
-  it('a broken pretty-printed document names its line and says what was expected', async () => {
+  it('a broken pretty-printed document names the line it breaks on and says what was expected', async () => {
     const broken = join(dir, 'broken.json');
     writeFileSync(broken, JSON.stringify(answer(), null, 2).replace('"resourceSpans"', '"resourceSpans" oops'));
     const r = await runCli(['tree', broken]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(new RegExp(`${broken}:1: not valid JSON .*expected one JSON object \\(read whole: .*\\) or one OTLP/JSON ExportTraceServiceRequest per line`));
+    // Line 3 is `    "resourceSpans" oops: [`.
+    expect(r.stderr).toMatch(new RegExp(`${broken}:3: not valid JSON \\(.+\\); expected one JSON object \\(an OTLP request or a saved Jaeger answer, pretty-printed or not\\) or one OTLP/JSON ExportTraceServiceRequest per line`));
   });
 });
