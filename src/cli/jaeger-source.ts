@@ -33,7 +33,8 @@ const gist = (text: string) => {
 async function boundedText(response: Response, maxBytes: number): Promise<string> {
   const chunks: Uint8Array[] = [];
   let bytes = 0;
-  for await (const chunk of (response.body ?? []) as AsyncIterable<Uint8Array>) {
+  // Node's web ReadableStream is async-iterable; the DOM-less types do not say so.
+  for await (const chunk of (response.body ?? []) as unknown as AsyncIterable<Uint8Array>) {
     bytes += chunk.length;
     if (bytes > maxBytes) {
       await response.body?.cancel().catch(() => undefined);

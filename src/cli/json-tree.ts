@@ -4,34 +4,36 @@ import { roundUsd } from '../trace/usd.js';
 /**
  * A RunNode of the contract with every figure the picture shows beside it: the trace, the run's
  * own and subtree cost (USD, six significant digits; null when no price is known), its timing on
- * the root's clock, and whether it is paused. A reader of plain RunNode fields sees a RunNode;
- * the rest is extra keys.
+ * the root's clock, and whether it has ended. A reader of plain RunNode fields sees a RunNode;
+ * the rest is extra keys. What `symfonic tree --json` prints and `liveTree().tree()` returns.
  */
-export interface JsonRunNode extends Omit<RunNode, 'children'> {
-  traceId: string;
+export interface RunTreeNode extends Omit<RunNode, 'children'> {
+  /** The run's trace; null in a tree drawn from events, which carry no trace id. */
+  traceId: string | null;
   costUsd: number | null;
   totalCostUsd: number | null;
   /** Milliseconds from the root run's start to this run's start. */
   startOffsetMs: number;
+  /** Until now, for a run still going. */
   durationMs: number;
-  /** Suspended by an interruption (see agent.resume), not ended. */
-  suspended: boolean;
-  children: JsonRunNode[];
+  /** 'paused': suspended by an interruption until resumed (see agent.resume). */
+  state: 'ended' | 'running' | 'paused';
+  children: RunTreeNode[];
 }
 
 const ms = (x: number) => Math.round(x * 1000) / 1000;
 
-export function jsonRunNode(root: TimedRunNode): JsonRunNode {
-  return mapTree<TimedRunNode, JsonRunNode>(root, (node, children) => {
+export function jsonRunNode(root: TimedRunNode): RunTreeNode {
+  return mapTree<TimedRunNode, RunTreeNode>(root, (node, children) => {
     const { children: _children, ...plain } = publicRunNode({ ...node, children: [] });
     return {
       ...plain,
-      traceId: node.traceId,
+      traceId: node.traceId === '' ? null : node.traceId,
       costUsd: roundUsd(node.costUsd),
       totalCostUsd: roundUsd(node.totalCostUsd),
       startOffsetMs: ms(node.startMs - root.startMs),
       durationMs: ms(node.endMs - node.startMs),
-      suspended: node.state === 'paused',
+      state: node.state ?? 'ended',
       children,
     };
   });
@@ -40,9 +42,9 @@ export function jsonRunNode(root: TimedRunNode): JsonRunNode {
 /** Deeper than this, --json prints compact: indentation would grow with depth squared. */
 export const PRETTY_MAX_DEPTH = 32;
 
-function maxDepth(root: JsonRunNode): number {
+function maxDepth(root: RunTreeNode): number {
   let deepest = 0;
-  const stack: [JsonRunNode, number][] = [[root, 0]];
+  const stack: [RunTreeNode, number][] = [[root, 0]];
   while (stack.length > 0) {
     const [n, d] = stack.pop()!;
     deepest = Math.max(deepest, d);
@@ -55,9 +57,9 @@ function maxDepth(root: JsonRunNode): number {
  * A tree as JSON text without recursion (JSON.stringify recurses, and a chain some thousands
  * deep exhausts the stack): each node's own fields by JSON.stringify, children spliced in by a loop.
  */
-function compactJson(root: JsonRunNode): string {
+function compactJson(root: RunTreeNode): string {
   const parts: string[] = [];
-  const stack: (JsonRunNode | string)[] = [root];
+  const stack: (RunTreeNode | string)[] = [root];
   while (stack.length > 0) {
     const item = stack.pop()!;
     if (typeof item === 'string') {
@@ -76,7 +78,7 @@ function compactJson(root: JsonRunNode): string {
 }
 
 /** What --json prints: one tree as an object, several as an array; indented unless deeper than PRETTY_MAX_DEPTH. */
-export function treesJson(roots: readonly JsonRunNode[]): string {
+export function treesJson(roots: readonly RunTreeNode[]): string {
   if (roots.every((r) => maxDepth(r) <= PRETTY_MAX_DEPTH)) return JSON.stringify(roots.length === 1 ? roots[0] : roots, null, 2);
   const texts = roots.map(compactJson);
   return roots.length === 1 ? texts[0]! : `[${texts.join(',')}]`;

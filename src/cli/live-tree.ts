@@ -8,6 +8,9 @@ import { ConfigurationError } from '../core/errors.js';
 import type { TimedRunNode } from '../trace/run-tree.js';
 import { EventTree } from './event-tree.js';
 import { terminalWidth } from './fit.js';
+import { jsonRunNode, type RunTreeNode } from './json-tree.js';
+
+export type { RunTreeNode } from './json-tree.js';
 import { renderRunTree, summaryLine } from './render-tree.js';
 import { colorWanted, style } from './style.js';
 
@@ -29,8 +32,8 @@ export interface LiveTreeOptions {
 /** An `onEvent` listener that draws the tree; close() stops redrawing and leaves the final picture. */
 export interface LiveTree {
   (event: RunEvent): void;
-  /** The tree so far (runs still going end now), or undefined before the first run starts. */
-  tree(): TimedRunNode | undefined;
+  /** The tree so far, with every figure the picture shows (as `symfonic tree --json` prints it), or undefined before the first run starts. */
+  tree(): RunTreeNode | undefined;
   /** Stops redrawing and draws the final picture (once; later events are ignored). */
   close(): void;
 }
@@ -156,7 +159,11 @@ export function liveTree(options: LiveTreeOptions = {}): LiveTree {
     frames.add(event);
     if (frames.events.ended) close();
   };
-  return Object.assign(listener, { tree: () => frames.snapshot(), close });
+  const tree = () => {
+    const root = frames.snapshot();
+    return root === undefined ? undefined : jsonRunNode(root);
+  };
+  return Object.assign(listener, { tree, close });
 }
 
 /**
@@ -164,7 +171,7 @@ export function liveTree(options: LiveTreeOptions = {}): LiveTree {
  * AsyncIterable of RunEvents) and resolves with the final tree once the stream ends. It reads
  * the stream to its end, so the run is not aborted; `await stream.result` afterwards for the answer.
  */
-export async function renderRunEvents(events: AsyncIterable<RunEvent>, options: LiveTreeOptions = {}): Promise<TimedRunNode | undefined> {
+export async function renderRunEvents(events: AsyncIterable<RunEvent>, options: LiveTreeOptions = {}): Promise<RunTreeNode | undefined> {
   if (events === null || typeof (events as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] !== 'function') {
     throw new TypeError('renderRunEvents takes an AsyncIterable of RunEvents, e.g. agent.stream(query)');
   }
