@@ -4,7 +4,8 @@
  * repository with stdout parsed whole, as `| jq` would.
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { negativeValuesJoined } from '../../src/cli/args.js';
@@ -193,6 +194,25 @@ describe('npx symfonic, from the repository', () => {
     // Run as a command from the repository (npx), the file itself must be executable.
     expect(statSync(bin).mode & 0o111).toBe(0o111);
   });
+
+  it('`npm run --silent demo -- --json` is JSON alone, as the README pipes it; without --silent npm prints its banner first', () => {
+    // A project whose demo script runs the built CLI, as this repository's does after its build
+    // step (not run here: rebuilding dist/ would pull it from under the other test files).
+    const project = mkdtempSync(join(tmpdir(), 'symfonic-npm-run-'));
+    try {
+      writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'pipe', private: true, scripts: { demo: `node ${JSON.stringify(join(ROOT, 'dist/cli/main.js'))} demo` } }));
+      const npm = (...args: string[]) => spawnSync('npm', args, { cwd: project, encoding: 'utf8', timeout: 60_000 });
+      const silent = npm('run', '--silent', 'demo', '--', '--json');
+      expect(silent.status, silent.stderr).toBe(0);
+      expect((JSON.parse(silent.stdout) as DemoJson).agent).toBe('router');
+      const loud = npm('run', 'demo', '--', '--json');
+      expect(loud.status).toBe(0);
+      expect(loud.stdout).toMatch(/^\s*> (pipe@\S* )?demo\n/);
+      expect(() => JSON.parse(loud.stdout)).toThrow();
+    } finally {
+      rmSync(project, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   it('`npx symfonic demo --json` prints JSON alone on stdout, whole, as `| jq` reads it', () => {
     const r = spawnSync('npx', ['--offline', '--no-install', 'symfonic', 'demo', '--json'], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
