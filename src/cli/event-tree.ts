@@ -31,7 +31,7 @@ interface EventRun {
   children: string[];
 }
 
-/** Fields of the events this version's RunEvent union may not name yet (run.suspended, run.resumed, budget.threshold). */
+/** An event read by its type's name, with the fields of those the RunEvent union may not name yet (budget.threshold). */
 interface LooseEvent {
   type: string;
   runId: string;
@@ -80,12 +80,15 @@ export class EventTree {
       }
       case 'delegation.started': {
         const d = event as Extract<RunEvent, { type: 'delegation.started' }>;
-        run?.delegations.push({ child: d.child, outcome: 'running', childRunId: d.childRunId });
+        // A resumed run starts its suspended delegation again: the same child run, running again.
+        const again = run?.delegations.find((x) => x.childRunId === d.childRunId);
+        if (again) again.outcome = 'running';
+        else run?.delegations.push({ child: d.child, outcome: 'running', childRunId: d.childRunId });
         return;
       }
       case 'delegation.finished': {
         const d = event as Extract<RunEvent, { type: 'delegation.finished' }>;
-        const open = run?.delegations.find((x) => x.childRunId !== null && x.childRunId === d.childRunId && x.outcome === 'running');
+        const open = run?.delegations.find((x) => x.childRunId !== null && x.childRunId === d.childRunId);
         if (open) open.outcome = d.outcome;
         else run?.delegations.push({ child: d.child, outcome: d.outcome, childRunId: d.childRunId });
         return;
@@ -94,7 +97,9 @@ export class EventTree {
         if (run) Object.assign(run, { state: 'paused', endMs: e.timeMs });
         return;
       case 'run.resumed':
+        // Seen by a listener of the resumed tree only (agent.resume's onEvent): the run starts here.
         if (run) Object.assign(run, { state: 'running', endMs: undefined });
+        else this.start(event);
         return;
       case 'run.finished': {
         const f = event as Extract<RunEvent, { type: 'run.finished' }>;

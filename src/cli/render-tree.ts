@@ -172,7 +172,7 @@ export function treeStats(root: TimedRunNode): { runs: number; refused: number; 
     stats.runs++;
     if (n.status === 'error') stats.failed++;
     if (n.state === 'paused') stats.paused++;
-    for (const d of n.delegations) if (d.outcome !== 'delegated' && d.outcome !== 'running') stats.refused++;
+    for (const d of n.delegations) if (outcomeKind(d.outcome) === 'refused' || outcomeKind(d.outcome) === 'failed') stats.refused++;
   }
   return stats;
 }

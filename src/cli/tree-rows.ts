@@ -31,12 +31,14 @@ const REFUSALS = new Set(['refused_depth', 'unknown_child', 'budget_exceeded', '
 export function outcomeKind(outcome: string): OutcomeKind {
   if (outcome === 'ok' || outcome === 'delegated') return 'ok';
   if (outcome === 'running' || outcome === 'paused') return outcome;
+  if (outcome === 'suspended') return 'paused';
   return REFUSALS.has(outcome) ? 'refused' : 'failed';
 }
 
-/** The mark before a leaf's name: ✗ for one that did not complete, ↗ for a child that answered from outside the trace. */
+/** The mark before a leaf's name: ✗ for one refused or failed, ↗ for a child that answered (or paused) outside the trace. */
 export function leafMark(outcome: string): string {
-  return outcomeKind(outcome) === 'ok' ? '↗ ' : outcomeKind(outcome) === 'running' ? '' : '✗ ';
+  const kind = outcomeKind(outcome);
+  return kind === 'ok' || kind === 'paused' ? '↗ ' : kind === 'running' ? '' : '✗ ';
 }
 
 type Item = { node: TimedRunNode; outcome: string } | { leaf: string; outcome: string };
