@@ -6,7 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { visibleLength } from '../../src/cli/fit.js';
 import { demoTeam, DEMO_QUESTION } from '../../src/cli/demo-team.js';
-import { ConfigurationError, liveTree, MetricsCollector, renderRunEvents, type RunEvent, type RunTreeNode } from '../../src/index.js';
+import { ConfigurationError, liveTree, MetricsCollector, priceTable, renderRunEvents, SymfonicAgent, type RunEvent, type RunTreeNode } from '../../src/index.js';
+import { scriptedModel } from '../../src/testing/index.js';
 import { formatUsd, roundUsd } from '../../src/trace/usd.js';
 
 const ESC = /\u001b\[/;
@@ -171,6 +172,22 @@ describe('the one cost rule', () => {
     [0, '$0'],
   ])('%s is %s', (usd, text) => {
     expect(formatUsd(usd)).toBe(text);
+  });
+
+  it('events carry costs by the same rule: model.finished and run.finished without float dust', async () => {
+    // 180 tokens at $0.28 per million is 0.000050400000000000005 in floating point.
+    const agent = new SymfonicAgent({
+      name: 'pricer',
+      modelProvider: scriptedModel([{ text: 'ok', usage: { inputTokens: 180, outputTokens: 0 } }], { modelName: 'cheap' }),
+      metricsCollector: new MetricsCollector({ prices: priceTable({ cheap: { inputPerMTok: 0.28, outputPerMTok: 0 } }) }),
+    });
+    expect((180 * 0.28) / 1e6).not.toBe(0.0000504);
+    const events: RunEvent[] = [];
+    await agent.run('price it', { onEvent: (e) => events.push(e) });
+    const model = events.find((e) => e.type === 'model.finished') as Extract<RunEvent, { type: 'model.finished' }>;
+    const done = events.find((e) => e.type === 'run.finished') as Extract<RunEvent, { type: 'run.finished' }>;
+    expect(model.costUsd).toBe(0.0000504);
+    expect([done.costUsd, done.totalCostUsd]).toEqual([0.0000504, 0.0000504]);
   });
 
   it('rounds numbers to six significant digits, null stays null', () => {
