@@ -12,6 +12,7 @@ export type { Interruption, Decision } from './core/interruption.js';
 export type { RunSnapshot } from './snapshot/run-snapshot.js';
 export type { AgentStream } from './agent/agent-stream.js';
 export type { RunEvent, RunEventType } from './agent/run-events.js';
+export { liveTree, renderRunEvents, type LiveTree, type LiveTreeOptions, type RunTreeNode } from './cli/live-tree.js';
 
 // Delegation
 export {

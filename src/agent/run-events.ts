@@ -3,6 +3,7 @@ import type { RunEmitter, RunEventBody, RunEventSink } from '../core/run-event.j
 import type { RunFrame } from '../core/run-frame.js';
 import type { RunFigures } from '../accounting/accounting.js';
 import type { DelegationOutcome } from '../observability/attributes.js';
+import { roundUsd } from '../trace/usd.js';
 
 /** Who an event is about: the run's lineage, its place in the root's order, and when. */
 export interface RunEventLineage {
@@ -188,7 +189,7 @@ function stamp(l: Omit<RunEventLineage, 'seq' | 'timeMs'>, seq: number, timeMs: 
     case 'text.delta':
       return { runId, rootRunId, parentRunId, agent, depth, seq, timeMs, type: b.type, delta: b.delta };
     case 'model.finished':
-      return { runId, rootRunId, parentRunId, agent, depth, seq, timeMs, type: b.type, usage: b.usage, costUsd: b.costUsd };
+      return { runId, rootRunId, parentRunId, agent, depth, seq, timeMs, type: b.type, usage: b.usage, costUsd: roundUsd(b.costUsd) };
     case 'tool.started':
       return { runId, rootRunId, parentRunId, agent, depth, seq, timeMs, type: b.type, tool: b.tool, callId: b.callId };
     case 'tool.finished':
@@ -200,7 +201,8 @@ function stamp(l: Omit<RunEventLineage, 'seq' | 'timeMs'>, seq: number, timeMs: 
     case 'budget.warning':
       return { runId, rootRunId, parentRunId, agent, depth, seq, timeMs, type: b.type, tenantId: b.tenantId, fraction: b.fraction };
     case 'run.finished':
-      return { runId, rootRunId, parentRunId, agent, depth, seq, timeMs, type: b.type, usage: b.usage, totalUsage: b.totalUsage, costUsd: b.costUsd, totalCostUsd: b.totalCostUsd };
+      // Costs as people read them (six significant digits, no float dust), by the rule pictures use.
+      return { runId, rootRunId, parentRunId, agent, depth, seq, timeMs, type: b.type, usage: b.usage, totalUsage: b.totalUsage, costUsd: roundUsd(b.costUsd), totalCostUsd: roundUsd(b.totalCostUsd) };
     case 'run.failed':
       return { runId, rootRunId, parentRunId, agent, depth, seq, timeMs, type: b.type, errorType: b.errorType, message: b.message };
     case 'run.suspended':

@@ -1,3 +1,6 @@
+import { commandOptions } from './help.js';
+import { closest } from './suggest.js';
+
 /** A mistake in how the command was called, or in its input: exit code 2, message on stderr. */
 export class UsageError extends Error {
   override name = 'UsageError';
@@ -10,22 +13,31 @@ export class UsageError extends Error {
   }
 }
 
-/**
- * A node:util parseArgs error as a one-line message that names the command. Node's own wording
- * explains how to pass a positional that starts with "-", which is not what someone who
- * mistyped a flag needs to read.
- */
 /** Input the command could not use (a missing or malformed file): exit code 2, no usage hint. */
 export class InputError extends UsageError {
   override name = 'InputError';
 }
 
+/** "; did you mean --width?" when `word` is close to one of `known`, else nothing. */
+export function didYouMean(word: string, known: readonly string[]): string {
+  const guess = closest(word, known);
+  return guess === undefined ? '' : `; did you mean ${guess}?`;
+}
+
+/**
+ * A node:util parseArgs error as a one-line message that names the command. Node's own wording
+ * explains how to pass a positional that starts with "-", which is not what someone who
+ * mistyped a flag needs to read. An unknown option gets the command's closest option (from its
+ * help text, the one list every command keeps) as a suggestion.
+ */
 export function usageErrorFrom(command: string, error: unknown): UsageError {
   const e = error as Error & { code?: string };
   const quoted = /'([^']+)'/.exec(e.message)?.[1];
   switch (e.code) {
-    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
-      return new UsageError(`unknown option ${quoted ?? e.message} for "symfonic ${command}"`, command);
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION': {
+      const flag = quoted ?? e.message;
+      return new UsageError(`unknown option ${flag} for "symfonic ${command}"${didYouMean(flag, commandOptions(command))}`, command);
+    }
     case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
       return new UsageError(`${quoted ? `option ${quoted.replace(/ <value>$/, '')}` : 'an option'} needs a value`, command);
     case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':
@@ -48,15 +60,16 @@ export function nonNegativeOption(command: string, flag: string, raw: string): n
   return n;
 }
 
-export function urlOption(command: string, flag: string, raw: string): URL {
+/** An http(s) URL option; `example` is a URL of the kind this option wants (each names its own port). */
+export function urlOption(command: string, flag: string, raw: string, example: string): URL {
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new UsageError(`${flag} must be an http(s) URL like http://localhost:4318 (got "${raw}")`, command);
+    throw new UsageError(`${flag} must be an http(s) URL like ${example} (got "${raw}")`, command);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new UsageError(`${flag} must be an http(s) URL (got "${raw}")`, command);
+    throw new UsageError(`${flag} must be an http(s) URL like ${example} (got "${raw}")`, command);
   }
   return url;
 }

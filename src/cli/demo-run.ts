@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import { BudgetExceededError, ConfigurationError } from '../core/errors.js';
 import { newRunId } from '../core/ids.js';
 import { openAICompatible } from '../model/openai-compatible.js';
@@ -5,14 +6,15 @@ import type { ModelProvider } from '../model/types.js';
 import { TenantBudgets } from '../budget/tenant-budgets.js';
 import { MetricsCollector } from '../accounting/metrics-collector.js';
 import { defaultPrices, type PriceTable } from '../accounting/prices.js';
-import { buildRunTree } from '../trace/run-tree.js';
+import { buildRunTree, type TimedRunNode } from '../trace/run-tree.js';
 import { UsageError } from './args.js';
 import type { DemoSettings } from './demo.js';
 import { DEMO_LARGE, DEMO_QUESTION, DEMO_SMALL, demoPrices, demoTeam } from './demo-team.js';
 import { joinFitting, terminalWidth, wrapText } from './fit.js';
 import { jsonRunNode } from './json-tree.js';
 import { demoObserver } from './demo-live.js';
-import { colorWanted, renderRunTree, style, summaryLine } from './render-tree.js';
+import { renderRunTree, summaryLine } from './render-tree.js';
+import { colorWanted, style } from './style.js';
 import { startCliTracing } from './tracing.js';
 
 /** Demo prices first, so the scripted models cost something; a real model gets the maintained table. */
@@ -34,6 +36,19 @@ function realProvider(s: DemoSettings): ModelProvider | undefined {
 
 function describe(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+/** --html: the page of the tree, its trace id linked to the Jaeger UI when the trace went there. */
+async function writeHtml(s: DemoSettings, tree: TimedRunNode, info: (line: string) => void): Promise<number> {
+  const { htmlPage } = await import('./html-tree.js');
+  try {
+    writeFileSync(s.html!, htmlPage([tree], { jaegerUi: s.otlp === undefined ? undefined : s.jaegerUrl, source: 'symfonic demo' }));
+  } catch (error) {
+    process.stderr.write(`symfonic demo: cannot write ${s.html}: ${(error as Error).message}\n`);
+    return 1;
+  }
+  info(`wrote ${s.html}`);
+  return 0;
 }
 
 /** Runs the bundled tree under in-memory tracing (and OTLP, if asked) and prints its picture. */
@@ -81,7 +96,7 @@ export async function runDemo(s: DemoSettings): Promise<number> {
     // What the picture shows, as data: the RunNode tree with costs and timings, the trace id and
     // the answer (null when the root failed; the error is on stderr and in `error`).
     const error = failure === undefined ? null : { type: failure instanceof Error ? failure.name : typeof failure, message: failure instanceof Error ? failure.message : String(failure) };
-    out(JSON.stringify({ traceId: tree.traceId, ...jsonRunNode(tree), answer: answer ?? null, error }, null, 2));
+    out(JSON.stringify({ ...jsonRunNode(tree), answer: answer ?? null, error }, null, 2));
   } else {
     if (remote) (await import('./demo-remote.js')).markRemoteRuns(tree, remoteSpans, remote.pid);
     const models = provider ? `${provider.providerName} model ${provider.modelName}` : `scripted models ${DEMO_LARGE} and ${DEMO_SMALL} (no network)`;
@@ -93,6 +108,7 @@ export async function runDemo(s: DemoSettings): Promise<number> {
     out(summaryLine(tree, { color, width }));
   }
   let code = 0;
+  if (s.html !== undefined) code = Math.max(code, await writeHtml(s, tree, info));
   if (s.otlp !== undefined) {
     if (tracing.tracesUrl === null) {
       process.stderr.write('symfonic demo: OTEL_SDK_DISABLED is set, so --otlp exported nothing.\n');

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { integerOption, negativeValuesJoined, nonNegativeOption, UsageError, urlOption, usageErrorFrom } from './args.js';
+import { MAX_WIDTH, MIN_WIDTH } from './fit.js';
 import { DEMO_HELP } from './help.js';
 
 const OPTIONS = {
@@ -8,6 +9,7 @@ const OPTIONS = {
   'budget-usd': { type: 'string' },
   json: { type: 'boolean' },
   width: { type: 'string' },
+  html: { type: 'string' },
   otlp: { type: 'string' },
   'jaeger-url': { type: 'string' },
   provider: { type: 'string' },
@@ -19,16 +21,15 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-/** Narrower than this, not even agent, cost and outcome fit on a line. */
-export const MIN_WIDTH = 40;
-
 export interface DemoSettings {
   tenantId: string;
   maxAgentDepth: number;
   budgetUsd: number | undefined;
   json: boolean;
-  /** Columns the picture fits, from --width; undefined: the terminal's (80 off a terminal). */
+  /** Columns the picture fits, from --width; undefined: $COLUMNS, else the terminal's, else 80. */
   width: number | undefined;
+  /** --html: the file the web page of the tree is written to. */
+  html?: string | undefined;
   /** OTLP base URL, without "/v1/traces". */
   otlp: string | undefined;
   jaegerUrl: string;
@@ -51,18 +52,19 @@ export function demoSettings(args: string[]): DemoSettings | 'help' {
   const tenantId = v.tenant ?? 'demo';
   if (tenantId.trim() === '') throw new UsageError('--tenant must not be empty', 'demo');
   const maxAgentDepth = v['max-depth'] === undefined ? 2 : integerOption('demo', '--max-depth', v['max-depth'], 0, 32);
-  const width = v.width === undefined ? undefined : integerOption('demo', '--width', v.width, MIN_WIDTH, 1000);
+  const width = v.width === undefined ? undefined : integerOption('demo', '--width', v.width, MIN_WIDTH, MAX_WIDTH);
+  if (v.html !== undefined && v.html.trim() === '') throw new UsageError('--html needs a file name, e.g. --html tree.html', 'demo');
   const budgetUsd = v['budget-usd'] === undefined ? undefined : nonNegativeOption('demo', '--budget-usd', v['budget-usd']);
   // A full traces URL is accepted too: people paste the one their collector documents.
-  const otlp = v.otlp === undefined ? undefined : urlOption('demo', '--otlp', v.otlp).href.replace(/\/v1\/traces\/?$/, '').replace(/\/+$/, '');
-  const jaegerUrl = urlOption('demo', '--jaeger-url', v['jaeger-url'] ?? 'http://localhost:16686').href.replace(/\/+$/, '');
+  const otlp = v.otlp === undefined ? undefined : urlOption('demo', '--otlp', v.otlp, 'http://localhost:4318').href.replace(/\/v1\/traces\/?$/, '').replace(/\/+$/, '');
+  const jaegerUrl = urlOption('demo', '--jaeger-url', v['jaeger-url'] ?? 'http://localhost:16686', 'http://localhost:16686').href.replace(/\/+$/, '');
   const provider = v.provider ?? 'scripted';
   let openAI: DemoSettings['openAI'];
   if (provider === 'openai-compatible') {
     if (v['base-url'] === undefined || v.model === undefined) {
       throw new UsageError('--provider openai-compatible needs --base-url URL and --model NAME', 'demo');
     }
-    const baseURL = urlOption('demo', '--base-url', v['base-url']).href.replace(/\/+$/, '');
+    const baseURL = urlOption('demo', '--base-url', v['base-url'], 'http://localhost:11434/v1').href.replace(/\/+$/, '');
     if (v.model.trim() === '') throw new UsageError('--model must not be empty', 'demo');
     openAI = { baseURL, model: v.model, apiKey: v['api-key'] };
   } else if (provider === 'scripted') {
@@ -72,7 +74,7 @@ export function demoSettings(args: string[]): DemoSettings | 'help' {
     throw new UsageError(`unknown provider "${provider}": use "scripted" or "openai-compatible"`, 'demo');
   }
   if (v.events === true && v.json === true) throw new UsageError('--events and --json both print to stdout: use one', 'demo');
-  return { tenantId, maxAgentDepth, budgetUsd, json: v.json === true, width, otlp, jaegerUrl, openAI, remote: v.remote === true, events: v.events === true };
+  return { tenantId, maxAgentDepth, budgetUsd, json: v.json === true, width, html: v.html, otlp, jaegerUrl, openAI, remote: v.remote === true, events: v.events === true };
 }
 
 export async function demoCommand(args: string[]): Promise<number> {

@@ -4,14 +4,23 @@
 const ANSI = /\u001b\[[0-9;]*m/g;
 
 export const DEFAULT_WIDTH = 80;
+/** Narrower than this, not even agent, cost and outcome fit on a line. */
+export const MIN_WIDTH = 40;
+export const MAX_WIDTH = 1000;
 
 export function visibleLength(s: string): number {
   return [...s.replace(ANSI, '')].length;
 }
 
-/** The width to draw for: the terminal's columns, or 80 when stdout is not a terminal. */
-export function terminalWidth(stream: { isTTY?: boolean; columns?: number } = process.stdout): number {
-  return stream.isTTY === true && typeof stream.columns === 'number' && stream.columns > 0 ? stream.columns : DEFAULT_WIDTH;
+/**
+ * The width to draw for when no --width is given: $COLUMNS (what a shell exports, and what a
+ * user sets to ask for a width off a terminal), else the terminal's columns, else 80. A COLUMNS
+ * that is not a positive whole number is ignored; one under MIN_WIDTH draws MIN_WIDTH wide.
+ */
+export function terminalWidth(stream: { isTTY?: boolean; columns?: number } = process.stdout, env: NodeJS.ProcessEnv = process.env): number {
+  const columns = env['COLUMNS']?.trim();
+  if (columns !== undefined && /^\d+$/.test(columns) && Number(columns) > 0) return Math.min(MAX_WIDTH, Math.max(MIN_WIDTH, Number(columns)));
+  return stream.isTTY === true && typeof stream.columns === 'number' && stream.columns > 0 ? Math.max(MIN_WIDTH, stream.columns) : DEFAULT_WIDTH;
 }
 
 /**
@@ -58,12 +67,4 @@ export function joinFitting(parts: readonly string[], separator: string, width: 
   }
   if (line !== '') lines.push(line);
   return lines;
-}
-
-/**
- * A US dollar amount for JSON: six significant digits, so a sum of float costs reads 0.0004629
- * and not 0.00046290000000000003. null (no known price) stays null.
- */
-export function roundUsd(usd: number | null): number | null {
-  return usd === null ? null : Number(usd.toPrecision(6));
 }

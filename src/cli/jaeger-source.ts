@@ -1,9 +1,14 @@
 import { fromOtlpJson, type SpanRecord } from '../trace/span-records.js';
+import { isJaegerNotFound, whatAnswered, type Answer } from './what-answered.js';
 
 /** Jaeger could not be asked, or did not give a trace; the message says which and what to check. */
 export class JaegerSourceError extends Error {
   override name = 'JaegerSourceError';
 }
+
+/** Where Jaeger's query service (the UI's address) listens; the OTLP ports only take spans in. */
+export const QUERY_HINT =
+  "give the address of Jaeger's query service, where its UI is: http://localhost:16686 by default, http://127.0.0.1:24686 under npm run stack (not the collector's OTLP port, 4318, nor Prometheus)";
 
 /** Trace ids as Jaeger takes them: up to 32 hex digits (shorter ones are zero-padded on the left). */
 export function normaliseTraceId(raw: string): string | null {
@@ -18,38 +23,76 @@ function describeFailure(error: unknown): string {
   return e.cause?.code ?? e.cause?.message ?? e.message ?? String(error);
 }
 
+/** The start of an answer's body, on one line, for a message. */
+const gist = (text: string) => {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > 80 ? `${line.slice(0, 79)}…` : line;
+};
+
+/** A body read up to `maxBytes`: a larger one is refused before it is held, never a crash. */
+async function boundedText(response: Response, maxBytes: number): Promise<string> {
+  const chunks: Uint8Array[] = [];
+  let bytes = 0;
+  // Node's web ReadableStream is async-iterable; the DOM-less types do not say so.
+  for await (const chunk of (response.body ?? []) as unknown as AsyncIterable<Uint8Array>) {
+    bytes += chunk.length;
+    if (bytes > maxBytes) {
+      await response.body?.cancel().catch(() => undefined);
+      throw new JaegerSourceError(`Jaeger's answer is larger than ${Math.round(maxBytes / 1024 / 1024)} MB; raise the bound with --max-document-mb (up to 500)`);
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Not Jaeger's /api/v3: say what answered (found by a few probes) and where Jaeger's query API is. */
+async function notJaeger(root: string, path: string, a: Answer): Promise<JaegerSourceError> {
+  const what = await whatAnswered(root);
+  const body = a.text.trim() === '' ? '' : ` "${gist(a.text)}"`;
+  const answered = `${root} answered GET ${path} with HTTP ${a.status}${body}`;
+  return new JaegerSourceError(`${answered}: ${what ? `this is ${what}, ` : ''}not Jaeger's query API; ${QUERY_HINT}`);
+}
+
 /**
  * The spans of one trace from Jaeger's query service (`GET {base}/api/v3/traces/{traceId}`, the
  * OTLP JSON of the v3 API). `base` is what serves the UI, e.g. http://localhost:16686, with its
- * base path if Jaeger has one.
+ * base path if Jaeger has one. Every failure names what answered and what to give instead.
  */
-export async function fetchJaegerTrace(base: string, traceId: string, options: { timeoutMs?: number } = {}): Promise<SpanRecord[]> {
+export async function fetchJaegerTrace(base: string, traceId: string, options: { timeoutMs?: number; maxBytes?: number } = {}): Promise<SpanRecord[]> {
   const root = base.replace(/\/+$/, '');
-  const url = `${root}/api/v3/traces/${traceId}`;
-  let response: Response;
+  const path = `/api/v3/traces/${traceId}`;
+  const url = `${root}${path}`;
+  const maxBytes = options.maxBytes ?? 256 * 1024 * 1024;
+  let answer: Answer;
   try {
-    response = await fetch(url, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(options.timeoutMs ?? 10_000) });
+    const response = await fetch(url, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(options.timeoutMs ?? 60_000) });
+    answer = { status: response.status, type: response.headers.get('content-type') ?? '', text: await boundedText(response, maxBytes) };
   } catch (error) {
-    throw new JaegerSourceError(`cannot reach Jaeger at ${root} (${describeFailure(error)}); is its query service running there? It listens on port 16686 by default`);
+    if (error instanceof JaegerSourceError) throw error;
+    throw new JaegerSourceError(`cannot reach Jaeger at ${root} (${describeFailure(error)}): is its query service running there? G${QUERY_HINT.slice(1)}`);
   }
-  const text = await response.text();
-  if (response.status === 404) {
+  if (isJaegerNotFound(answer)) {
     throw new JaegerSourceError(
       `trace ${traceId} is not in Jaeger at ${root}. Spans reach Jaeger a second or two after they are exported, and memory storage forgets them when Jaeger restarts`,
     );
   }
-  if (!response.ok) {
-    throw new JaegerSourceError(`Jaeger at ${root} answered ${url} with HTTP ${response.status}: ${text.slice(0, 200).trim()}`);
+  if (answer.status === 404) throw await notJaeger(root, path, answer);
+  if (answer.status < 200 || answer.status > 299) {
+    throw new JaegerSourceError(`Jaeger at ${root} answered GET ${path} with HTTP ${answer.status}: ${gist(answer.text)}`);
   }
   let body: unknown;
   try {
-    body = JSON.parse(text);
+    body = JSON.parse(answer.text);
   } catch {
-    throw new JaegerSourceError(`${url} did not answer with JSON (it began "${text.slice(0, 60).trim()}"); give the URL of Jaeger's query service, e.g. http://localhost:16686`);
+    const kind = /html/i.test(answer.type) || /^\s*</.test(answer.text) ? 'an HTML page' : `"${gist(answer.text.slice(0, 60))}"`;
+    throw new JaegerSourceError(`${root} answered GET ${path} with ${kind} (it began "${gist(answer.text.slice(0, 40))}"), not the JSON of Jaeger's query API; ${QUERY_HINT}`);
   }
   const result = (body as { result?: { resourceSpans?: unknown } } | null)?.result;
   if (!Array.isArray(result?.resourceSpans)) {
-    throw new JaegerSourceError(`${url} answered JSON without result.resourceSpans: is ${root} a Jaeger v2 (or v1.5x+) query service with the /api/v3 API?`);
+    const what = await whatAnswered(root);
+    throw new JaegerSourceError(
+      `${root} answered GET ${path} with JSON without result.resourceSpans${what ? `: this is ${what}` : ''}; is it a Jaeger v2 (or v1.5x+) query service with the /api/v3 API? ${QUERY_HINT}`,
+    );
   }
   try {
     return fromOtlpJson(body);

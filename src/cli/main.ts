@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
-import { InputError, UsageError } from './args.js';
+import { didYouMean, InputError, UsageError } from './args.js';
 import { BUDGET_HELP, DEMO_HELP, PROGRAM_HELP, TREE_HELP } from './help.js';
 
 const COMMANDS: Record<string, { help: string; run: (args: string[]) => Promise<number> }> = {
@@ -13,6 +13,13 @@ function version(): string {
   // dist/cli/main.js and src/cli/main.ts both sit two levels below package.json.
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
   return pkg.version;
+}
+
+/** 'unknown command "dmeo"; did you mean demo? Commands: demo, tree, budget'. */
+function noSuchCommand(what: string, word: string): string {
+  const names = Object.keys(COMMANDS);
+  const hint = didYouMean(word, names);
+  return `${what} "${word}"${hint}${hint ? ' Commands' : '; commands'}: ${names.join(', ')}`;
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -36,13 +43,16 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     const command = Object.hasOwn(COMMANDS, topic) ? COMMANDS[topic] : undefined;
-    if (!command) throw new UsageError(`no command "${topic}"; commands: ${Object.keys(COMMANDS).join(', ')}`);
+    if (!command) throw new UsageError(noSuchCommand('no command', topic));
     process.stdout.write(command.help);
     return 0;
   }
-  if (first.startsWith('-')) throw new UsageError(`unknown option ${first}; options go after the command (symfonic demo --json)`);
+  if (first.startsWith('-')) {
+    const hint = didYouMean(first, ['--help', '--version']);
+    throw new UsageError(`unknown option ${first}${hint || '; options go after the command (symfonic demo --json)'}`);
+  }
   const command = Object.hasOwn(COMMANDS, first) ? COMMANDS[first] : undefined;
-  if (!command) throw new UsageError(`unknown command "${first}"; commands: ${Object.keys(COMMANDS).join(', ')}`);
+  if (!command) throw new UsageError(noSuchCommand('unknown command', first));
   return command.run(rest);
 }
 

@@ -1,85 +1,61 @@
-import { readFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { buildRunTree, publicRunNode } from '../trace/run-tree.js';
-import { fromOtlpJson, type SpanRecord } from '../trace/span-records.js';
-import { InputError, UsageError, urlOption, usageErrorFrom } from './args.js';
+import { buildRunTree, runsOf, type TimedRunNode } from '../trace/run-tree.js';
+import type { SpanRecord } from '../trace/span-records.js';
+import { InputError, integerOption, UsageError, urlOption, usageErrorFrom } from './args.js';
+import { MAX_WIDTH, MIN_WIDTH, terminalWidth } from './fit.js';
 import { TREE_HELP } from './help.js';
+import { jsonRunNode, treesJson } from './json-tree.js';
 import { colorWanted, renderRunTree, summaryLine } from './render-tree.js';
+import { DEFAULT_MAX_DOCUMENT_MB, MAX_DOCUMENT_MB, readSpans } from './trace-file.js';
 
 const OPTIONS = {
   json: { type: 'boolean' },
   jaeger: { type: 'string' },
+  html: { type: 'string' },
+  'jaeger-ui': { type: 'string' },
+  width: { type: 'string' },
+  'max-document-mb': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-function readText(file: string): string {
-  try {
-    return readFileSync(file === '-' ? 0 : file, 'utf8');
-  } catch (error) {
-    const e = error as NodeJS.ErrnoException;
-    const why = e.code === 'ENOENT' ? 'no such file' : e.code === 'EISDIR' ? 'it is a directory' : e.code === 'EACCES' ? 'permission denied' : e.message;
-    throw new InputError(`cannot read ${file === '-' ? '<stdin>' : file}: ${why}`, 'tree');
-  }
-}
+const JAEGER_EXAMPLE = 'http://localhost:16686';
 
-function spansOf(document: unknown, where: string): SpanRecord[] {
-  if (typeof document !== 'object' || document === null || Array.isArray(document)) {
-    const got = Array.isArray(document) ? 'an array' : document === null ? 'null' : typeof document;
-    throw new InputError(`${where}: expected a JSON object (an OTLP ExportTraceServiceRequest or a Jaeger /api/v3 answer), got ${got}`, 'tree');
-  }
-  try {
-    return fromOtlpJson(document);
-  } catch (error) {
-    throw new InputError(`${where}: not a readable OTLP trace request (${(error as Error).message})`, 'tree');
-  }
-}
-
-/**
- * The spans in a file: one JSON object (pretty-printed or not: an OTLP request, or a saved
- * Jaeger /api/v3 answer), or OTLP/JSON lines as the collector's file exporter writes them (one
- * request per line). Anything else is read line by line, so the error names the line.
- */
-export function readSpans(file: string): SpanRecord[] {
-  const name = file === '-' ? '<stdin>' : file;
-  const text = readText(file);
-  let whole: unknown;
-  let wholeError: string | undefined;
-  try {
-    whole = JSON.parse(text);
-  } catch (error) {
-    wholeError = (error as Error).message;
-  }
-  if (wholeError === undefined && typeof whole === 'object' && whole !== null && !Array.isArray(whole)) return spansOf(whole, name);
-  const spans: SpanRecord[] = [];
-  const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!.trim();
-    if (line === '') continue;
-    const where = `${name}:${i + 1}`;
-    let request: unknown;
-    try {
-      request = JSON.parse(line);
-    } catch (error) {
-      throw new InputError(
-        `${where}: not valid JSON (${(error as Error).message}); expected one JSON object${wholeError ? ` (read whole: ${wholeError})` : ''} or one OTLP/JSON ExportTraceServiceRequest per line`,
-        'tree',
-      );
-    }
-    spans.push(...spansOf(request, where));
-  }
-  return spans;
-}
-
-async function jaegerSpans(url: string, rawTraceId: string): Promise<SpanRecord[]> {
+async function jaegerSpans(url: string, rawTraceId: string, maxMb: number): Promise<SpanRecord[]> {
   const { fetchJaegerTrace, JaegerSourceError, normaliseTraceId } = await import('./jaeger-source.js');
   const traceId = normaliseTraceId(rawTraceId);
   if (traceId === null) throw new UsageError(`"${rawTraceId}" is not a trace id: give up to 32 hex digits, as the demo prints after "trace"`, 'tree');
   try {
-    return await fetchJaegerTrace(url, traceId);
+    return await fetchJaegerTrace(url, traceId, { maxBytes: maxMb * 1024 * 1024 });
   } catch (error) {
     if (error instanceof JaegerSourceError) throw new InputError(error.message, 'tree');
     throw error;
   }
+}
+
+/** The one positional argument, or a sentence saying what is missing or extra. */
+function sourceOf(positionals: string[], jaeger: string | undefined): string {
+  if (positionals.length === 1) return positionals[0]!;
+  if (positionals.length === 0) {
+    throw new UsageError(
+      jaeger === undefined
+        ? 'no file given: name the OTLP/JSON file to draw (symfonic tree FILE), or "-" to read standard input'
+        : `no trace id given: put the id of the trace to read after the URL (symfonic tree --jaeger ${jaeger} TRACE_ID); the demo prints it after "trace"`,
+      'tree',
+    );
+  }
+  const what = jaeger === undefined ? 'file' : 'trace id';
+  throw new UsageError(`expected one ${what}, got ${positionals.length}: ${positionals.join(' ')}`, 'tree');
+}
+
+function pictures(roots: TimedRunNode[], width: number): string {
+  const color = colorWanted();
+  const out: string[] = [];
+  roots.forEach((root, i) => {
+    if (i > 0) out.push('');
+    out.push(...renderRunTree(root, { color, width }), summaryLine(root, { color, width }));
+  });
+  return out.join('\n') + '\n';
 }
 
 export async function treeCommand(args: string[]): Promise<number> {
@@ -89,34 +65,40 @@ export async function treeCommand(args: string[]): Promise<number> {
   } catch (error) {
     throw usageErrorFrom('tree', error);
   }
-  const { values, positionals } = parsed;
-  if (values.help) {
+  const { values: v, positionals } = parsed;
+  if (v.help) {
     process.stdout.write(TREE_HELP);
     return 0;
   }
-  const what = values.jaeger === undefined ? 'FILE' : 'TRACE_ID';
-  const usage = values.jaeger === undefined ? 'symfonic tree FILE' : 'symfonic tree --jaeger URL TRACE_ID';
-  if (positionals.length !== 1) {
-    throw new UsageError(positionals.length === 0 ? `missing ${what}: ${usage}` : `expected one ${what}, got ${positionals.length}: ${positionals.join(' ')}`, 'tree');
-  }
-  const source = positionals[0]!;
-  const spans = values.jaeger === undefined ? readSpans(source) : await jaegerSpans(urlOption('tree', '--jaeger', values.jaeger).href, source);
+  const jaeger = v.jaeger === undefined ? undefined : urlOption('tree', '--jaeger', v.jaeger, JAEGER_EXAMPLE).href.replace(/\/+$/, '');
+  const jaegerUi = v['jaeger-ui'] === undefined ? jaeger : urlOption('tree', '--jaeger-ui', v['jaeger-ui'], JAEGER_EXAMPLE).href.replace(/\/+$/, '');
+  const width = v.width === undefined ? terminalWidth() : integerOption('tree', '--width', v.width, MIN_WIDTH, MAX_WIDTH);
+  const maxMb = v['max-document-mb'] === undefined ? DEFAULT_MAX_DOCUMENT_MB : integerOption('tree', '--max-document-mb', v['max-document-mb'], 1, MAX_DOCUMENT_MB);
+  if (v.html !== undefined && v.html.trim() === '') throw new UsageError('--html needs a file name, e.g. --html tree.html', 'tree');
+  if (v.html !== undefined && v.json === true) throw new UsageError('--html and --json: use one (--json prints to stdout, --html writes a file)', 'tree');
+  const source = sourceOf(positionals, jaeger);
+  const spans = jaeger === undefined ? await readSpans(source, maxMb) : await jaegerSpans(jaeger, source, maxMb);
   const roots = buildRunTree(spans);
   if (roots.length === 0) {
-    const from = values.jaeger === undefined ? (source === '-' ? '<stdin>' : source) : `trace ${source} in Jaeger`;
+    const from = jaeger === undefined ? (source === '-' ? '<stdin>' : source) : `trace ${source} in Jaeger`;
     throw new InputError(`${from} holds no symfonic agent runs (no invoke_agent spans with symfonic.run_id)`, 'tree');
   }
-  if (values.json) {
-    const nodes = roots.map(publicRunNode);
-    process.stdout.write(JSON.stringify(nodes.length === 1 ? nodes[0] : nodes, null, 2) + '\n');
+  if (v.json) {
+    process.stdout.write(treesJson(roots.map(jsonRunNode)) + '\n');
     return 0;
   }
-  const color = colorWanted();
-  const out: string[] = [];
-  roots.forEach((root, i) => {
-    if (i > 0) out.push('');
-    out.push(...renderRunTree(root, { color }), summaryLine(root, { color }));
-  });
-  process.stdout.write(out.join('\n') + '\n');
+  if (v.html !== undefined) {
+    const { htmlPage } = await import('./html-tree.js');
+    const page = htmlPage(roots, { jaegerUi, source: jaeger === undefined ? (source === '-' ? 'standard input' : source) : `${jaeger} (trace ${source})` });
+    try {
+      writeFileSync(v.html, page);
+    } catch (error) {
+      throw new InputError(`cannot write ${v.html}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such directory' : (error as Error).message}`, 'tree');
+    }
+    const runs = roots.reduce((k, r) => k + runsOf(r).length, 0);
+    process.stdout.write(`wrote ${v.html}: ${runs} run${runs === 1 ? '' : 's'} in ${roots.length} tree${roots.length === 1 ? '' : 's'}\n`);
+    return 0;
+  }
+  process.stdout.write(pictures(roots, width));
   return 0;
 }

@@ -20,22 +20,35 @@ export function checkLineage(input: SpanSource): LineageProblem[] {
   const bySpanId = new Map(spans.map((s) => [s.spanId, s]));
   const runSpans = spans.filter(isRunSpan);
   const runs = new Map<string, SpanRecord>();
+  // A run that suspended and was resumed has a span per stretch under its one run id: every
+  // stretch but the last says so (symfonic.run.status=suspended). Any other repeat is two runs.
+  const stretches = new Map<string, SpanRecord[]>();
   for (const s of runSpans) {
     const id = s.attributes[ATTR.runId] as string;
-    if (runs.has(id)) add('unique-run-ids', `run id ${id} is used by two runs ("${runs.get(id)!.name}" and "${s.name}")`);
-    else runs.set(id, s);
+    stretches.set(id, [...(stretches.get(id) ?? []), s]);
+    if (!runs.has(id)) runs.set(id, s);
   }
-  const rootsByTrace = new Map<string, string[]>();
+  for (const [id, list] of stretches) {
+    if (list.length < 2) continue;
+    const byEnd = [...list].sort((x, y) => x.endMs - y.endMs);
+    const unmarked = byEnd.slice(0, -1).find((s) => s.attributes[ATTR.runStatus] !== 'suspended');
+    const renamed = list.find((s) => s.name !== list[0]!.name);
+    if (unmarked || renamed) {
+      const other = renamed ?? unmarked!;
+      add('unique-run-ids', `run id ${id} is used by two runs ("${list[0]!.name}" and "${other.name}"); only a resumed run repeats its id, on spans after one marked suspended`);
+    }
+  }
+  const rootsByTrace = new Map<string, Set<string>>();
   for (const s of runSpans) {
     if (s.attributes[ATTR.parentRunId] === undefined) {
-      const list = rootsByTrace.get(s.traceId) ?? [];
-      list.push(s.attributes[ATTR.runId] as string);
-      rootsByTrace.set(s.traceId, list);
+      const set = rootsByTrace.get(s.traceId) ?? new Set<string>();
+      set.add(s.attributes[ATTR.runId] as string);
+      rootsByTrace.set(s.traceId, set);
     }
   }
   const traces = new Set(runSpans.map((s) => s.traceId));
   for (const t of traces) {
-    const roots = rootsByTrace.get(t) ?? [];
+    const roots = [...(rootsByTrace.get(t) ?? [])];
     if (roots.length !== 1) add('one-root-per-trace', `trace ${t} has ${roots.length} root runs${roots.length ? ` (${roots.join(', ')})` : ''}; a trace holds exactly one`);
   }
   /** The nearest invoke_agent span above `s`, following span parentage. */
@@ -71,7 +84,8 @@ export function checkLineage(input: SpanSource): LineageProblem[] {
       add('tenant', `run ${id} has tenant ${str(a[ATTR.tenantId])} but its parent ${parentId} has ${str(pa[ATTR.tenantId])}; scope is inherited unchanged`);
     }
     const above = enclosingRun(s);
-    if (above !== parent) {
+    // Compared by run id: a resumed parent's stretches are one run.
+    if (above === undefined || str(above.attributes[ATTR.runId]) !== parentId) {
       add(
         'span-parentage',
         `run ${id}'s span sits under ${above ? `run ${String(above.attributes[ATTR.runId])}` : 'no run'} in the trace, but its parent_run_id is ${parentId}`,

@@ -31,7 +31,38 @@ export interface TimedRunNode extends RunNode {
   endMs: number;
   costUsd: number | null;
   totalCostUsd: number | null;
+  /** Not ended: still running (a live picture), or paused by an interruption until resumed. */
+  state?: 'running' | 'paused';
   children: TimedRunNode[];
+}
+
+/** The run status a suspended run's invoke_agent span carries (it is not an error). */
+const SUSPENDED = 'suspended';
+
+/**
+ * Every node of a tree, parents before their children, in child order. A loop, not recursion:
+ * a delegation chain thousands deep is a tree like any other.
+ */
+export function runsOf<T extends { readonly children: readonly T[] }>(root: T): T[] {
+  const out: T[] = [];
+  const stack: T[] = [root];
+  while (stack.length > 0) {
+    const n = stack.pop()!;
+    out.push(n);
+    for (let i = n.children.length - 1; i >= 0; i--) stack.push(n.children[i]!);
+  }
+  return out;
+}
+
+/** A copy of a tree, each node made by `make` from the node and its children's copies (children first, no recursion). */
+export function mapTree<T extends { readonly children: readonly T[] }, U>(root: T, make: (node: T, children: U[]) => U): U {
+  const made = new Map<T, U>();
+  const nodes = runsOf(root);
+  for (let i = nodes.length - 1; i >= 0; i--) {
+    const n = nodes[i]!;
+    made.set(n, make(n, n.children.map((c) => made.get(c)!)));
+  }
+  return made.get(root)!;
 }
 
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
@@ -48,25 +79,9 @@ export function buildRunTree(input: SpanSource): TimedRunNode[] {
   const nodes = new Map<string, TimedRunNode>();
   for (const s of spans) {
     if (!isRunSpan(s)) continue;
-    const a = s.attributes;
-    nodes.set(a[ATTR.runId] as string, {
-      agent: str(a[ATTR.agentName]) ?? s.name.replace(/^invoke_agent /, ''),
-      runId: a[ATTR.runId] as string,
-      parentRunId: str(a[ATTR.parentRunId]),
-      rootRunId: str(a[ATTR.rootRunId]) ?? (a[ATTR.runId] as string),
-      depth: num(a[ATTR.agentDepth]),
-      tenantId: str(a[ATTR.tenantId]),
-      status: s.status === 'error' ? 'error' : 'ok',
-      usage: { inputTokens: num(a[ATTR.inputTokens]), outputTokens: num(a[ATTR.outputTokens]) },
-      totalUsage: { inputTokens: num(a[ATTR.totalInputTokens]), outputTokens: num(a[ATTR.totalOutputTokens]) },
-      delegations: [],
-      children: [],
-      traceId: s.traceId,
-      startMs: s.startMs,
-      endMs: s.endMs,
-      costUsd: numOrNull(a[ATTR.costUsd]),
-      totalCostUsd: numOrNull(a[ATTR.totalCostUsd]),
-    });
+    const node = runNodeOf(s);
+    const earlier = nodes.get(node.runId);
+    nodes.set(node.runId, earlier === undefined ? node : stretched(earlier, node));
   }
   // Call order: the run's tool-call sequence number. Sibling spans often start in the same
   // millisecond, so start time only breaks ties for spans written without one.
@@ -74,11 +89,16 @@ export function buildRunTree(input: SpanSource): TimedRunNode[] {
   const delegationSpans = spans.filter(isDelegationSpan).sort((x, y) => seqOf(x) - seqOf(y) || x.startMs - y.startMs);
   for (const d of delegationSpans) {
     const owner = nodes.get(d.attributes[ATTR.runId] as string);
-    owner?.delegations.push({
+    if (owner === undefined) continue;
+    const record = {
       child: str(d.attributes[ATTR.delegationChild]) ?? '',
       outcome: str(d.attributes[ATTR.delegationOutcome]) ?? 'unknown',
       childRunId: str(d.attributes[ATTR.delegationChildRunId]),
-    });
+    };
+    // A resumed run calls its suspended child again: one delegation, its latest outcome.
+    const again = record.childRunId === null ? undefined : owner.delegations.find((x) => x.childRunId === record.childRunId);
+    if (again) again.outcome = record.outcome;
+    else owner.delegations.push(record);
   }
   const roots: TimedRunNode[] = [];
   for (const n of [...nodes.values()].sort((x, y) => x.startMs - y.startMs)) {
@@ -95,9 +115,42 @@ export function buildRunTree(input: SpanSource): TimedRunNode[] {
   return roots;
 }
 
-/** The RunNode shape of the public contract, without timing fields. */
-export function publicRunNode(n: TimedRunNode): RunNode {
+function runNodeOf(s: SpanRecord): TimedRunNode {
+  const a = s.attributes;
   return {
+    agent: str(a[ATTR.agentName]) ?? s.name.replace(/^invoke_agent /, ''),
+    runId: a[ATTR.runId] as string,
+    parentRunId: str(a[ATTR.parentRunId]),
+    rootRunId: str(a[ATTR.rootRunId]) ?? (a[ATTR.runId] as string),
+    depth: num(a[ATTR.agentDepth]),
+    tenantId: str(a[ATTR.tenantId]),
+    status: s.status === 'error' ? 'error' : 'ok',
+    usage: { inputTokens: num(a[ATTR.inputTokens]), outputTokens: num(a[ATTR.outputTokens]) },
+    totalUsage: { inputTokens: num(a[ATTR.totalInputTokens]), outputTokens: num(a[ATTR.totalOutputTokens]) },
+    delegations: [],
+    children: [],
+    traceId: s.traceId,
+    startMs: s.startMs,
+    endMs: s.endMs,
+    costUsd: numOrNull(a[ATTR.costUsd]),
+    totalCostUsd: numOrNull(a[ATTR.totalCostUsd]),
+    ...(a[ATTR.runStatus] === SUSPENDED ? { state: 'paused' as const } : {}),
+  };
+}
+
+/**
+ * One run of two spans: a run that suspended and was resumed has a span per stretch, under one
+ * run id. It is drawn once, from its first start to its last end, with the figures and state of
+ * its last stretch (a resumed run's figures continue from the snapshot).
+ */
+function stretched(a: TimedRunNode, b: TimedRunNode): TimedRunNode {
+  const [first, last] = a.endMs <= b.endMs ? [a, b] : [b, a];
+  return { ...last, startMs: Math.min(first.startMs, last.startMs) };
+}
+
+/** The RunNode shape of the public contract, without timing fields. */
+export function publicRunNode(root: TimedRunNode): RunNode {
+  return mapTree<TimedRunNode, RunNode>(root, (n, children) => ({
     agent: n.agent,
     runId: n.runId,
     parentRunId: n.parentRunId,
@@ -108,7 +161,7 @@ export function publicRunNode(n: TimedRunNode): RunNode {
     usage: n.usage,
     totalUsage: n.totalUsage,
     delegations: n.delegations,
-    children: n.children.map(publicRunNode),
-  };
+    children,
+  }));
 }
 

@@ -84,7 +84,10 @@ export function toSpanRecords(source: SpanSource): SpanRecord[] {
   const out: SpanRecord[] = [];
   for (const item of source as readonly unknown[]) {
     if (isReadableSpan(item)) out.push(fromReadableSpan(item));
-    else if (resourceSpansOf(item) !== null) out.push(...fromOtlpJson(item));
+    else if (resourceSpansOf(item) !== null) {
+      // A loop, not push(...spans): a spread of a large export would pass the argument limit.
+      for (const record of fromOtlpJson(item)) out.push(record);
+    }
     else out.push(item as SpanRecord);
   }
   return out;

@@ -301,7 +301,7 @@ describe.concurrent('usage', () => {
       [['demo', '--provider', 'openai-compatible'], /needs --base-url URL and --model NAME/],
       [['demo', '--provider', 'llama'], /unknown provider "llama"/],
       [['demo', '--model', 'gpt'], /--model only apply with --provider openai-compatible/],
-      [['tree'], /missing FILE/],
+      [['tree'], /no file given: name the OTLP\/JSON file to draw \(symfonic tree FILE\), or "-" to read standard input/],
     ];
     const results = await Promise.all(cases.map(([args]) => runCli(args)));
     results.forEach((r, i) => {
@@ -382,7 +382,7 @@ describe('symfonic tree FILE', () => {
   });
 
   it('draws the run from a real startTelemetry export: agents, the unknown child, tokens and the trace id', async () => {
-    const r = await runCli(['tree', single]);
+    const r = await runCli(['tree', '--width', '200', single]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(lineOf(r.stdout, 'planner')).toMatch(/ [0-9a-f]{8} +█{30} +772 +927 .* ok$/);

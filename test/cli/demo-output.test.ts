@@ -4,11 +4,13 @@
  * repository with stdout parsed whole, as `| jq` would.
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { negativeValuesJoined } from '../../src/cli/args.js';
-import { joinFitting, roundUsd, terminalWidth, visibleLength, wrapText } from '../../src/cli/fit.js';
+import { joinFitting, terminalWidth, visibleLength, wrapText } from '../../src/cli/fit.js';
+import { roundUsd } from '../../src/trace/usd.js';
 import { DEMO_HELP } from '../../src/cli/help.js';
 import { FIT_ORDER, formatCost } from '../../src/cli/render-tree.js';
 import { distStaleness } from '../support/dist.js';
@@ -56,7 +58,7 @@ describe.concurrent('the picture fits the terminal', () => {
     expect(wide).toEqual([]);
     // Agent, subtree cost and outcome always stay, the time bar too at 80; own tokens give way first.
     const header = headerOf(r.stdout);
-    expect(header).toMatch(/^agent +0 +\d+ ms +subtree tok +subtree cost +outcome$/);
+    expect(header).toMatch(/^agent +0 +[\d.]+ m?s +subtree tok +subtree cost +outcome$/);
     expect(r.stdout).toMatch(/✗ archivist +refused_depth/);
     // The answer is the JSON's answer, every word of it, on lines broken only between words.
     const answer = (JSON.parse(json.stdout) as DemoJson).answer!;
@@ -75,7 +77,7 @@ describe.concurrent('the picture fits the terminal', () => {
       ownTokens: header.includes('own tok'),
       ownCost: header.includes('own cost'),
       runId: / run /.test(header),
-      bar: / 0 +\d+ ms /.test(header),
+      bar: / 0 +[\d.]+ m?s /.test(header),
       treeTokens: header.includes('subtree tok'),
     };
     // Whatever is dropped is a prefix of FIT_ORDER: nothing goes before what comes first.
@@ -92,10 +94,16 @@ describe.concurrent('the picture fits the terminal', () => {
     expect(help).toContain(`dropped in this order: ${FIT_ORDER.map((c) => names[c]).join(', ')}`);
   });
 
-  it('takes the terminal width from a TTY, 80 otherwise', () => {
-    expect(terminalWidth({ isTTY: true, columns: 132 })).toBe(132);
-    expect(terminalWidth({ isTTY: false, columns: 132 })).toBe(80);
-    expect(terminalWidth({})).toBe(80);
+  it('takes the width from $COLUMNS, else a TTY, else 80', () => {
+    expect(terminalWidth({ isTTY: true, columns: 132 }, {})).toBe(132);
+    expect(terminalWidth({ isTTY: false, columns: 132 }, {})).toBe(80);
+    expect(terminalWidth({}, {})).toBe(80);
+    expect(terminalWidth({ isTTY: true, columns: 132 }, { COLUMNS: '90' })).toBe(90);
+    expect(terminalWidth({}, { COLUMNS: '120' })).toBe(120);
+    // Not a width: ignored. Narrower than any picture: the narrowest one.
+    expect(terminalWidth({}, { COLUMNS: 'wide' })).toBe(80);
+    expect(terminalWidth({}, { COLUMNS: '0' })).toBe(80);
+    expect(terminalWidth({}, { COLUMNS: '20' })).toBe(40);
   });
 
   it('wraps on word boundaries and breaks a summary between items', () => {
@@ -158,7 +166,7 @@ describe.concurrent('--json', () => {
     expect(String(roundUsd(0.1 + 0.2))).toBe('0.3');
     expect(roundUsd(0.0000025)).toBe(0.0000025);
     expect(roundUsd(null)).toBeNull();
-    expect(formatCost(0.00046290000000000003)).toBe('$0.0005');
+    expect(formatCost(0.00046290000000000003)).toBe('$0.000463');
   });
 });
 
@@ -175,15 +183,36 @@ describe('the command line parser', () => {
 });
 
 describe('npx symfonic, from the repository', () => {
-  it('builds on npm ci: the prepare script runs the build the bin needs', () => {
+  it('has no install-time script; `npm run demo` and `npm test` build first, as a fresh clone needs', () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string>; bin: Record<string, string> };
-    expect(pkg.scripts['prepare']).toBe('npm run build');
+    for (const hook of ['prepare', 'preinstall', 'install', 'postinstall', 'prepublish']) expect(pkg.scripts[hook], hook).toBeUndefined();
+    expect(pkg.scripts['demo']).toMatch(/^npm run build --silent && node dist\/cli\/main\.js demo$/);
+    expect(pkg.scripts['test']).toMatch(/^npm run build && /);
     expect(pkg.bin['symfonic']).toBe('./dist/cli/main.js');
     const bin = join(ROOT, pkg.bin['symfonic']!);
     expect(readFileSync(bin, 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true);
     // Run as a command from the repository (npx), the file itself must be executable.
     expect(statSync(bin).mode & 0o111).toBe(0o111);
   });
+
+  it('`npm run --silent demo -- --json` is JSON alone, as the README pipes it; without --silent npm prints its banner first', () => {
+    // A project whose demo script runs the built CLI, as this repository's does after its build
+    // step (not run here: rebuilding dist/ would pull it from under the other test files).
+    const project = mkdtempSync(join(tmpdir(), 'symfonic-npm-run-'));
+    try {
+      writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'pipe', private: true, scripts: { demo: `node ${JSON.stringify(join(ROOT, 'dist/cli/main.js'))} demo` } }));
+      const npm = (...args: string[]) => spawnSync('npm', args, { cwd: project, encoding: 'utf8', timeout: 60_000 });
+      const silent = npm('run', '--silent', 'demo', '--', '--json');
+      expect(silent.status, silent.stderr).toBe(0);
+      expect((JSON.parse(silent.stdout) as DemoJson).agent).toBe('router');
+      const loud = npm('run', 'demo', '--', '--json');
+      expect(loud.status).toBe(0);
+      expect(loud.stdout).toMatch(/^\s*> (pipe@\S* )?demo\n/);
+      expect(() => JSON.parse(loud.stdout)).toThrow();
+    } finally {
+      rmSync(project, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   it('`npx symfonic demo --json` prints JSON alone on stdout, whole, as `| jq` reads it', () => {
     const r = spawnSync('npx', ['--offline', '--no-install', 'symfonic', 'demo', '--json'], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });

@@ -1,3 +1,4 @@
+import { SPAN_ATTRIBUTES as A } from '../../src/index.js';
 import type { RunNode } from '../../src/testing/index.js';
 import { spawn } from 'node:child_process';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
@@ -17,7 +18,7 @@ export interface CliResult {
 export function runCli(args: string[], options: { input?: string; env?: Record<string, string | undefined> } = {}): Promise<CliResult> {
   const env: NodeJS.ProcessEnv = { ...process.env, ...options.env };
   // The OTel SDK reads these; a developer's shell must not change what the tests see.
-  for (const k of ['OTEL_SDK_DISABLED', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_SERVICE_NAME', 'NO_COLOR', 'FORCE_COLOR']) {
+  for (const k of ['OTEL_SDK_DISABLED', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_SERVICE_NAME', 'NO_COLOR', 'FORCE_COLOR', 'COLUMNS']) {
     if (!(options.env && k in options.env)) delete env[k];
   }
   for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
@@ -89,4 +90,62 @@ export function traceIdsIn(body: string): Set<string> {
 export function barColumns(line: string): number[] {
   const bar = /[·█]{10,}/.exec(line)?.[0] ?? '';
   return [...bar].flatMap((c, i) => (c === '█' ? [i] : []));
+}
+
+const hex = (n: number, bytes: number) => n.toString(16).padStart(bytes * 2, '0');
+type OtlpValue = { stringValue: string } | { intValue: string } | { doubleValue: number };
+const kv = (key: string, value: string | number, double = false) => ({
+  key,
+  value: (typeof value === 'string' ? { stringValue: value } : double ? { doubleValue: value } : { intValue: String(value) }) as OtlpValue,
+});
+
+/**
+ * An OTLP/JSON ExportTraceServiceRequest of a delegation chain `length` runs deep (step0 delegates
+ * to step1, ... each run 10 ms inside its parent's), in the wire format and attribute names the
+ * runtime exports (SPAN_ATTRIBUTES): what a runaway recursive agent leaves in a trace.
+ */
+export function chainRequest(length: number, options: { traceId?: string; costUsd?: number } = {}): object {
+  const traceId = options.traceId ?? 'c'.repeat(32);
+  const runId = (i: number) => hex(i + 1, 16);
+  const t0 = 1_700_000_000_000n * 1_000_000n;
+  const at = (ms: number) => String(t0 + BigInt(ms) * 1_000_000n);
+  const spans: object[] = [];
+  const cost = options.costUsd ?? 0.0000504;
+  for (let i = 0; i < length; i++) {
+    const lineage = [kv(A.runId, runId(i)), kv(A.rootRunId, runId(0)), kv(A.agentDepth, i), kv(A.tenantId, 'acme')];
+    if (i > 0) lineage.push(kv(A.parentRunId, runId(i - 1)));
+    const below = length - i;
+    spans.push({
+      traceId,
+      spanId: hex(2 * i + 1, 8),
+      ...(i > 0 ? { parentSpanId: hex(2 * i, 8) } : {}),
+      name: `invoke_agent step${i}`,
+      kind: 1,
+      startTimeUnixNano: at(i * 10),
+      endTimeUnixNano: at(length * 20 - i * 10),
+      attributes: [
+        kv(A.operationName, 'invoke_agent'), kv(A.agentName, `step${i}`), ...lineage,
+        kv(A.inputTokens, 10), kv(A.outputTokens, 2), kv(A.totalInputTokens, 10 * below), kv(A.totalOutputTokens, 2 * below),
+        kv(A.costUsd, cost, true), kv(A.totalCostUsd, cost * below, true),
+      ],
+      status: { code: 1 },
+    });
+    if (i + 1 < length) {
+      spans.push({
+        traceId,
+        spanId: hex(2 * i + 2, 8),
+        parentSpanId: hex(2 * i + 1, 8),
+        name: 'execute_tool run_agent',
+        kind: 1,
+        startTimeUnixNano: at(i * 10 + 5),
+        endTimeUnixNano: at(length * 20 - i * 10 - 5),
+        attributes: [
+          kv(A.operationName, 'execute_tool'), kv(A.toolName, 'run_agent'), ...lineage,
+          kv(A.delegationChild, `step${i + 1}`), kv(A.delegationChildRunId, runId(i + 1)), kv(A.delegationOutcome, 'delegated'), kv(A.toolCallSeq, 1),
+        ],
+        status: { code: 0 },
+      });
+    }
+  }
+  return { resourceSpans: [{ resource: { attributes: [kv('service.name', 'chain')] }, scopeSpans: [{ scope: { name: 'symfonic' }, spans }] }] };
 }

@@ -177,11 +177,66 @@ describe('symfonic tree --jaeger URL TRACE_ID', () => {
         expect(r.stdout).toBe('');
       }
       expect(missing.stderr).toContain(`symfonic tree: trace 0123456789abcdef0123456789abcdef is not in Jaeger at ${jaeger.url}`);
-      expect(html.stderr).toContain('did not answer with JSON (it began "<!DOCTYPE html>');
-      expect(v1.stderr).toContain('answered JSON without result.resourceSpans');
+      expect(html.stderr).toContain(`${jaeger.url} answered GET /api/v3/traces/0000000000000000000000000000abcd with an HTML page (it began "<!DOCTYPE html>`);
+      expect(html.stderr).toContain("not the JSON of Jaeger's query API");
+      expect(v1.stderr).toContain(`${jaeger.url} answered GET /api/v3/traces/00000000000000000000000000000bad with JSON without result.resourceSpans`);
       expect(down.stderr).toContain(`cannot reach Jaeger at ${closed.url} (ECONNREFUSED)`);
     } finally {
       await jaeger.close();
+    }
+  });
+
+  it('--json carries every figure the picture shows, per run: trace id, costs, start and duration', async () => {
+    const jaeger = await fakeJaeger();
+    try {
+      const [json, text] = await Promise.all([runCli(['tree', '--json', '--jaeger', jaeger.url, TRACE_ID]), runCli(['tree', '--width', '200', '--jaeger', jaeger.url, TRACE_ID])]);
+      expect(json.code, json.stderr).toBe(0);
+      type Node = RunNode & { traceId: string; costUsd: number | null; totalCostUsd: number | null; startOffsetMs: number; durationMs: number; children: Node[] };
+      const root = JSON.parse(json.stdout) as Node;
+      const all = (n: Node): Node[] => [n, ...n.children.flatMap(all)];
+      for (const n of all(root)) {
+        expect(n.traceId, n.agent).toBe(TRACE_ID);
+        expect(n.costUsd, n.agent).toEqual(expect.any(Number));
+        expect(n.totalCostUsd, n.agent).toBeGreaterThanOrEqual(n.costUsd!);
+        expect(n.startOffsetMs, n.agent).toBeGreaterThanOrEqual(0);
+        expect(n.durationMs, n.agent).toBeGreaterThan(0);
+        expect(n.startOffsetMs + n.durationMs, n.agent).toBeLessThanOrEqual(root.durationMs + 0.001);
+      }
+      // The recorded answer's router: symfonic.cost.usd 0.0188304, symfonic.cost.total_usd 0.0314629.
+      expect(root).toMatchObject({ costUsd: 0.0188304, totalCostUsd: 0.0314629, startOffsetMs: 0 });
+      expect(text.stdout).toMatch(/^router +\S+ +█+ +6,908 +13,028 +\$0\.0188 +\$0\.0315 +ok$/m);
+      // Float dust in the span (0.010842000000000001) is rounded in the JSON and the picture alike.
+      const researcher = all(root).find((n) => n.agent === 'researcher')!;
+      expect(researcher.costUsd).toBe(0.010842);
+      expect(text.stdout).toMatch(/researcher .* \$0\.0108 +\$0\.0115 +delegated$/m);
+    } finally {
+      await jaeger.close();
+    }
+  });
+
+  it('pointed at the collector or Prometheus, says what answered and where Jaeger\'s query API is', async () => {
+    // What the collector's OTLP/HTTP port and Prometheus answer (recorded from npm run stack).
+    const notFound = { status: 404, type: 'text/plain; charset=utf-8', text: '404 page not found\n' };
+    const collector = await fakeJaeger({ body: (url) => (url === '/v1/traces' ? { status: 405, type: 'text/plain', text: '405 method not allowed, supported: [POST]' } : notFound) });
+    const prometheus = await fakeJaeger({
+      body: (url) => (url === '/api/v1/status/buildinfo' ? { status: 200, type: 'application/json', text: '{"status":"success","data":{"version":"2.42.0"}}' } : notFound),
+    });
+    const other = await fakeJaeger({ body: () => notFound });
+    try {
+      const ask = (server: { url: string }) => runCli(['tree', '--jaeger', server.url, TRACE_ID]);
+      const [c, p, o] = await Promise.all([ask(collector), ask(prometheus), ask(other)]);
+      for (const r of [c, p, o]) {
+        expect(r.code).toBe(2);
+        expect(r.stderr).not.toContain('is not in Jaeger');
+        expect(r.stderr).toContain("not Jaeger's query API; give the address of Jaeger's query service, where its UI is: http://localhost:16686 by default, http://127.0.0.1:24686 under npm run stack");
+      }
+      expect(c.stderr).toContain(`${collector.url} answered GET /api/v3/traces/${TRACE_ID} with HTTP 404 "404 page not found": this is an OTLP/HTTP receiver`);
+      expect(p.stderr).toContain(`${prometheus.url} answered GET /api/v3/traces/${TRACE_ID} with HTTP 404 "404 page not found": this is Prometheus 2.42.0`);
+      expect(o.stderr).toContain(`${other.url} answered GET /api/v3/traces/${TRACE_ID} with HTTP 404 "404 page not found": not Jaeger's query API`);
+      // The hint names the query port, never the OTLP port as the one to use.
+      expect(c.stderr).not.toMatch(/like http:\/\/localhost:4318/);
+    } finally {
+      await Promise.all([collector.close(), prometheus.close(), other.close()]);
     }
   });
 
@@ -194,9 +249,10 @@ describe('symfonic tree --jaeger URL TRACE_ID', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('"xyz" is not a trace id: give up to 32 hex digits');
     expect(none.code).toBe(2);
-    expect(none.stderr).toContain('missing TRACE_ID: symfonic tree --jaeger URL TRACE_ID');
+    expect(none.stderr).toContain('no trace id given: put the id of the trace to read after the URL (symfonic tree --jaeger http://127.0.0.1:9 TRACE_ID)');
+    expect(none.stderr).not.toContain('missing TRACE_ID');
     expect(url.code).toBe(2);
-    expect(url.stderr).toContain('--jaeger');
+    expect(url.stderr).toContain('--jaeger must be an http(s) URL like http://localhost:16686 (got "not a url")');
   });
 
   it('pads short trace ids as Jaeger does, and refuses non-hex or all-zero ones', () => {
@@ -222,11 +278,12 @@ describe('symfonic tree FILE with a whole JSON document', () => {
     expect(JSON.parse(b.stdout)).toEqual(JSON.parse(a.stdout));
   });
 
-  it('a broken pretty-printed document names its line and says what was expected', async () => {
+  it('a broken pretty-printed document names the line it breaks on and says what was expected', async () => {
     const broken = join(dir, 'broken.json');
     writeFileSync(broken, JSON.stringify(answer(), null, 2).replace('"resourceSpans"', '"resourceSpans" oops'));
     const r = await runCli(['tree', broken]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(new RegExp(`${broken}:1: not valid JSON .*expected one JSON object \\(read whole: .*\\) or one OTLP/JSON ExportTraceServiceRequest per line`));
+    // Line 3 is `    "resourceSpans" oops: [`.
+    expect(r.stderr).toMatch(new RegExp(`${broken}:3: not valid JSON \\(.+\\); expected one JSON object \\(an OTLP request or a saved Jaeger answer, pretty-printed or not\\) or one OTLP/JSON ExportTraceServiceRequest per line`));
   });
 });

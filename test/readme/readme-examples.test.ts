@@ -36,6 +36,7 @@ const RUN = [
   'MCP tools',
   'Remote children (A2A)',
   'Live runs',
+  'Live runs #2',
   'Tracing delegation trees in Jaeger',
   'Budgets per tenant',
   'Asserting lineage in your tests',
@@ -204,6 +205,13 @@ describe('README: Live runs', () => {
     const source = block('Live runs');
     const lines = await run(source);
     expect(lines).toEqual([['router → researcher'], ['It applies from August.'], [['researcher']], [1]]);
+    expectCommentsToMatch(source, lines);
+  });
+
+  it('the live tree: drawn from onEvent and from a stream, the tree handed back with its state', async () => {
+    const source = block('Live runs #2');
+    const lines = await run(source);
+    expect(lines).toEqual([[2], [['researcher ended']], ['router', 'ended', 'Fines reach 7% of turnover.']]);
     expectCommentsToMatch(source, lines);
   });
 });

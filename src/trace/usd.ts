@@ -1,0 +1,30 @@
+/*
+ * The one rule for dollar amounts people and programs read: events, `--json`, pictures and the
+ * HTML page. Costs are sums of float products (tokens × price per token), so they carry float
+ * dust (0.00005039999999999999); a few significant digits keep what the price table knows.
+ */
+
+/** Significant digits a cost keeps as a number: enough to add runs back up to their subtree. */
+export const USD_DIGITS = 6;
+
+/** A cost rounded to `digits` significant digits, as a number; null (no known price) stays null. */
+export function roundUsd<T extends number | null>(usd: T, digits?: number): T;
+export function roundUsd(usd: number | null, digits = USD_DIGITS): number | null {
+  if (usd === null || usd === 0 || !Number.isFinite(usd)) return usd;
+  return Number(usd.toPrecision(digits));
+}
+
+/**
+ * A cost as text: cents from $1 up ($12.35), three significant digits below ($0.0315,
+ * $0.000463, $0.0000504), never in exponent notation, never float dust.
+ */
+export function formatUsd(usd: number): string {
+  if (usd === 0) return '$0';
+  if (!Number.isFinite(usd)) return `$${usd}`;
+  const sign = usd < 0 ? '-' : '';
+  const x = roundUsd(Math.abs(usd), 3);
+  if (x >= 1) return `${sign}$${Math.abs(usd).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
+  // As many decimals as three significant digits need, then trailing zeros off down to cents.
+  const decimals = Math.max(2, 2 - Math.floor(Math.log10(x)));
+  return `${sign}$${x.toFixed(decimals).replace(/(\.\d\d\d*?)0+$/, '$1')}`;
+}
