@@ -125,7 +125,7 @@ export interface BudgetStore {
    * the server and key prefix). Two stores with one id share spend, so spend one of them already
    * settled is never charged again through the other (a remote child's, say). Also used in errors.
    */
-  readonly id?: string;
+  readonly id?: string | undefined;
   /**
    * The longest any operation's promise takes to settle, in ms (absent: synchronous, or unknown).
    * Whoever waits on the store bounds the wait by it; the store keeps to it itself.
