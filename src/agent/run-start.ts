@@ -1,7 +1,8 @@
 import { context as otelContext, trace } from '@opentelemetry/api';
 import { ConfigurationError, SnapshotError } from '../core/errors.js';
 import type { Decisions } from '../core/interruption.js';
-import { refuseUnknownKeys } from '../core/options.js';
+import { checked, readOptions } from '../core/options.js';
+import { z } from 'zod';
 import type { AskUser } from '../core/run-frame.js';
 import { makeScope } from '../core/scope.js';
 import { checkSignature, readSnapshot } from '../snapshot/snapshot-codec.js';
@@ -124,7 +125,16 @@ export interface ResumeOptions {
   askUser?: AskUser;
 }
 
-const RESUME_KEYS = ['decisions', 'signal', 'onEvent', 'askUser'] as const;
+const fn = (what: string) => checked<never>((f) => typeof f === 'function', `${what} must be a function.`).optional();
+const resumeSchema = z
+  .object({
+    // Checked against the snapshot's interruptions in checkDecisions, which names each id.
+    decisions: z.unknown(),
+    signal: checked<AbortSignal>((s) => s instanceof AbortSignal, 'signal must be an AbortSignal.').optional(),
+    onEvent: fn('onEvent'),
+    askUser: fn('askUser'),
+  })
+  .strict();
 
 /**
  * A suspended tree going on: the snapshot read and checked (version, agent, signature, roster,
@@ -132,8 +142,7 @@ const RESUME_KEYS = ['decisions', 'signal', 'onEvent', 'askUser'] as const;
  * span continues the suspended one's trace.
  */
 export function resumeStart(core: AgentCore, input: unknown, options: ResumeOptions, hub?: EventHub): RunStart {
-  if (typeof options !== 'object' || options === null) throw new ConfigurationError('resume(snapshot, { decisions }) needs its options: one decision for each interruption.');
-  refuseUnknownKeys('resume', options, RESUME_KEYS, { ignoreUndefined: true });
+  readOptions('resume', options, resumeSchema, { ignoreUndefined: true, example: 'agent.resume(snapshot, { decisions: { [interruption.id]: { approve: true } } })' });
   const snapshot = readSnapshot(input);
   if (snapshot.agent !== core.name) throw new SnapshotError(`this snapshot is of agent "${snapshot.agent}", not "${core.name}": resume it on an agent of that name and roster.`);
   checkSignature(snapshot, core.snapshotKey, core.name);

@@ -1,8 +1,8 @@
 import { z, type ZodType } from 'zod';
 import { NEVER_ABORTS } from '../core/signals.js';
 import { DEFAULTS, shownName } from '../core/defaults.js';
-import { refuseUnknownKeys } from '../core/options.js';
-import { ConfigurationError, UnknownChildError } from '../core/errors.js';
+import { checked, readOptions } from '../core/options.js';
+import { UnknownChildError } from '../core/errors.js';
 import { frameFrom, type RunFrame } from '../core/run-frame.js';
 import type { PausedCall } from '../snapshot/paused-call.js';
 import { defineTool, type Tool } from '../tool/define-tool.js';
@@ -36,7 +36,15 @@ const RUN_AGENT_PARAMETERS: object = (() => {
   return Object.freeze(schema);
 })();
 const runAgentArguments = z.object({ name: z.string(), task: z.unknown().optional() });
-const OPTION_KEYS = ['roster', 'depth', 'context', 'childTimeoutMs', 'maxConcurrentDelegations'];
+const optionsSchema = z
+  .object({
+    roster: checked<DelegationRoster>((r) => typeof (r as { start?: unknown } | null)?.start === 'function', 'needs roster: a DelegationRoster.'),
+    depth: checked<DepthPolicy>((d) => d instanceof DepthPolicy, 'depth must be a DepthPolicy.').optional(),
+    context: checked<DelegationContext>((c) => c instanceof DelegationContext, 'context must be a DelegationContext.').optional(),
+    childTimeoutMs: z.number().int().positive().optional(),
+    maxConcurrentDelegations: z.number().int().min(1).max(1000).optional(),
+  })
+  .strict();
 
 /** A run_agent tool carries its per-run state, so the agent it is given to closes each run's state; and it resumes a suspended child. */
 export interface RunAgentTool extends Tool, ResumableTool {
@@ -70,10 +78,7 @@ export class DelegationTools {
   readonly listAgents: Tool<Record<string, never>>;
 
   constructor(options: DelegationToolsOptions) {
-    if (typeof options !== 'object' || options === null || typeof options.roster?.start !== 'function') {
-      throw new ConfigurationError('DelegationTools needs { roster: DelegationRoster, depth?, context? }.');
-    }
-    refuseUnknownKeys('DelegationTools', options, OPTION_KEYS);
+    readOptions('DelegationTools', options, optionsSchema, { example: 'new DelegationTools({ roster: DelegationRoster, depth?, context? })' });
     this.roster = options.roster;
     this.depth = options.depth ?? new DepthPolicy();
     this.context = options.context ?? new DelegationContext();
