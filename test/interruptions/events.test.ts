@@ -44,6 +44,20 @@ describe('run.suspended and run.resumed', () => {
     }
     expect(events.find((e) => e.type === 'run.resumed' && e.agent === 'boss')!.runId).toBe(r.runId);
   });
+
+  it("a call finished before the pause gets no second tool.started or tool.finished on resume", async () => {
+    const t = payTree({
+      clerkCalls: [
+        { name: 'lookup', arguments: { account: 'A-1' } },
+        { name: 'pay', arguments: { amount: 1 } },
+      ],
+    });
+    const r = await t.boss.run('look, then pay', { scope });
+    const events: RunEvent[] = [];
+    await t.boss.resume(r.snapshot!, { decisions: decideAll(r, { approve: true }), onEvent: (e) => events.push(e) });
+    const lookups = events.filter((e) => (e.type === 'tool.started' || e.type === 'tool.finished') && e.tool === 'lookup');
+    expect(lookups).toEqual([]);
+  });
 });
 
 describe('stream() of a run that suspends', () => {

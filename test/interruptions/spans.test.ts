@@ -79,4 +79,18 @@ describe('spans of a suspended tree', () => {
     expect(tree.children.map((c) => c.agent)).toEqual(['manager']);
     expect(tree.children[0]!.children.map((c) => c.agent)).toEqual(['clerk']);
   });
+
+  it('a call that had finished before the pause is not recorded as run again', async () => {
+    const t = payTree({
+      clerkCalls: [
+        { name: 'lookup', arguments: { account: 'A-1' } },
+        { name: 'pay', arguments: { amount: 1 } },
+      ],
+    });
+    const r = await t.boss.run('look, then pay', { scope });
+    expect(rec.spans().filter((s) => s.name === 'execute_tool lookup')).toHaveLength(1);
+    await t.boss.resume(r.snapshot!, { decisions: decideAll(r, { approve: true }) });
+    expect(t.looked).toEqual(['A-1']);
+    expect(rec.spans().filter((s) => s.name === 'execute_tool lookup')).toHaveLength(1);
+  });
 });
