@@ -144,6 +144,9 @@ export async function executeRun(core: AgentCore, query: string, start: RunStart
     // The model/tool loop, in this one async frame (a run in flight holds no second one): tools
     // of one turn run together and their results go back in call order; a turn with a call that
     // waits ends it with the wait; a resumed run first finishes the turn it waited in.
+    // A resume already aborted (its caller gave up, its deadline passed) runs nothing: an approved
+    // call is an act in the world, and doing it for a run that then fails would lose its result.
+    if (start.resume !== undefined && run.signal.aborted) throw abortErrorFrom(run.signal);
     let turn = start.resume === undefined ? undefined : resumeTurn(run, start.resume.run, start.resume.decisions);
     for (;;) {
       if (turn !== undefined) {
