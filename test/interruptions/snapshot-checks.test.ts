@@ -6,7 +6,8 @@
  * timeout of its own.
  */
 import { describe, expect, it } from 'vitest';
-import { DuplicateRunError, MetricsCollector, SnapshotError, type RunSnapshot } from '../../src/index.js';
+import { z } from 'zod';
+import { Agent, DuplicateRunError, MetricsCollector, SnapshotError, SymfonicAgent, defineTool, type Message, type ModelProvider, type RunSnapshot } from '../../src/index.js';
 import { KEY_A, KEY_B, decideAll, modelCalls, payTree, scope, type PayTree } from './helpers.js';
 
 const T = { timeout: 20_000 };
@@ -222,5 +223,44 @@ describe('large and colliding resumes', () => {
     expect(done.status).toBe('completed');
     expect([...slow.paid, ...t.paid]).toEqual([42]);
     expect(collector.openRuns).toBe(0);
+  });
+});
+
+describe('a snapshot this code wrote reads back', () => {
+  const wire = defineTool({ name: 'wire', description: 'Wires money.', input: z.object({}), needsApproval: true, execute: () => 'wired' });
+
+  it("from a provider of the user's whose tool calls carry fields of their own", T, async () => {
+    // A provider written against a vendor SDK often passes its tool-call objects through as they come.
+    const provider: ModelProvider = {
+      providerName: 'mine',
+      modelName: 'mine-1',
+      async generate(req) {
+        const answered = req.messages.some((m) => m.role === 'tool');
+        const call = { id: 'c1', name: 'wire', arguments: '{}', type: 'function', index: 0 };
+        return answered ? { text: 'done', toolCalls: [], finishReason: 'stop' } : { text: '', toolCalls: [call], finishReason: 'tool_calls' };
+      },
+    };
+    const make = () => new SymfonicAgent({ name: 'teller', modelProvider: provider, tools: [wire] });
+    const r = await make().run('wire it', { scope });
+    expect(r.status).toBe('suspended');
+    const done = await make().resume(JSON.stringify(r.snapshot), { decisions: decideAll(r, { approve: true }) });
+    expect(done.finalResponse).toBe('done');
+  });
+
+  it("from a facade run whose history messages carry fields of their own", T, async () => {
+    const provider: ModelProvider = {
+      providerName: 'mine',
+      modelName: 'mine-1',
+      async generate(req) {
+        const answered = req.messages.some((m) => m.role === 'tool');
+        return answered ? { text: 'done', toolCalls: [], finishReason: 'stop' } : { text: '', toolCalls: [{ id: 'c1', name: 'wire', arguments: '{}' }], finishReason: 'tool_calls' };
+      },
+    };
+    const make = () => new Agent({ name: 'teller', modelProvider: provider, tools: [wire] });
+    const history: Message[] = [{ role: 'user', content: 'earlier', name: 'bob' } as Message, { role: 'assistant', content: 'noted' }];
+    const r = await make().run('wire it', { history });
+    expect(r.status).toBe('suspended');
+    const done = await make().resume(JSON.stringify(r.snapshot), { decisions: decideAll(r, { approve: true }) });
+    expect(done.text).toBe('done');
   });
 });
