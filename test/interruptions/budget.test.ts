@@ -4,7 +4,8 @@
  * again while still refused), and a declined budget fails the call as a refusal would have.
  */
 import { describe, expect, it } from 'vitest';
-import { BudgetExceededError, FrameworkConfig, InMemoryBudgetStore, MetricsCollector, SubAgent, SymfonicAgent, TenantBudgets, type TenantLimit } from '../../src/index.js';
+import { z } from 'zod';
+import { BudgetExceededError, FrameworkConfig, InMemoryBudgetStore, MetricsCollector, SubAgent, SymfonicAgent, TenantBudgets, defineTool, type TenantLimit } from '../../src/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
 import { BILL, billedModel, decideAll, runAgent, scope, toolResults } from './helpers.js';
 
@@ -154,5 +155,36 @@ describe('a model with no budget', () => {
     const agent = new SymfonicAgent({ name: 'free', modelProvider: model, metricsCollector: new MetricsCollector({ budgets: new TenantBudgets({ limits: { other: { maxTokens: 1 } }, onExceeded: 'suspend' }) }) });
     const r = await agent.run('hi', { scope });
     expect(r.status).toBe('completed');
+  });
+});
+
+describe('a budget and an approval waiting at once, in two branches', () => {
+  it('both are interruptions of the tree; one resume retries the one and approves the other', async () => {
+    const store = new InMemoryBudgetStore();
+    let paid = 0;
+    const build = (limit: number) => {
+      const c = collector({ maxTokens: limit }, store);
+      const pay = defineTool({ name: 'pay', description: 'Pays.', input: z.object({}), needsApproval: true, execute: () => (paid++, 'paid') });
+      const clerk = new SymfonicAgent({ name: 'clerk', modelProvider: billedModel('clerk-model', BILL.clerk, [{ name: 'pay', arguments: {} }], (r) => `clerk: ${r.join()}`), tools: [pay], metricsCollector: c, config: new FrameworkConfig({ model: { maxTokens: 10 } }) });
+      const worker = new SymfonicAgent({ name: 'worker', modelProvider: billedModel('worker-model', BILL.clerk, [], () => 'worker answered'), metricsCollector: c, config: new FrameworkConfig({ model: { maxTokens: 5000 } }) });
+      return new SymfonicAgent({
+        name: 'boss',
+        modelProvider: billedModel('boss-model', BILL.boss, [runAgent('worker', 'big job'), runAgent('clerk', 'pay it')], (r) => `boss read: ${r.join(' | ')}`),
+        metricsCollector: c,
+        config: new FrameworkConfig({ model: { maxTokens: 10 } }),
+        subAgents: [new SubAgent({ name: 'worker', agent: worker, description: 'Big jobs.' }), new SubAgent({ name: 'clerk', agent: clerk, description: 'Pays.' })],
+      });
+    };
+    const r = await build(3000).run('go', { scope });
+    expect(r.status).toBe('suspended');
+    expect(r.interruptions.map((i) => [i.kind, i.agent]).sort()).toEqual([
+      ['approval', 'clerk'],
+      ['budget', 'worker'],
+    ]);
+    const decisions = Object.fromEntries(r.interruptions.map((i) => [i.id, i.kind === 'budget' ? { retry: true as const } : { approve: true as const }]));
+    const done = await build(1_000_000).resume(r.snapshot!, { decisions });
+    expect(done.status).toBe('completed');
+    expect(paid).toBe(1);
+    expect(done.finalResponse).toBe('boss read: worker answered | clerk: paid');
   });
 });
