@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { Agent, DuplicateRunError, MetricsCollector, SnapshotError, SymfonicAgent, defineTool, type Message, type ModelProvider, type RunSnapshot } from '../../src/index.js';
+import { Agent, DuplicateRunError, MetricsCollector, SnapshotError, SubAgent, SymfonicAgent, defineTool, type ChildAgent, type ChildRunOptions, type Message, type ModelProvider, type RunSnapshot } from '../../src/index.js';
 import { KEY_A, KEY_B, decideAll, modelCalls, payTree, scope, type PayTree } from './helpers.js';
 
 const T = { timeout: 20_000 };
@@ -146,6 +146,23 @@ describe('snapshots refused whatever the key', () => {
     const call = s.run.messages[1].toolCalls[0];
     call.arguments = JSON.stringify({ name: 'accountant', task: 'get the bill paid' });
     await refused(s, decideAll(r, { approve: true }), /"accountant".*its children: "manager"/);
+  });
+
+  // DEFECT (reported to the lead): checkRoster checks a suspended child's name only. When the
+  // entry under that name can no longer go on from a snapshot (now behind a wrapper of the
+  // user's: the wrapped-child adapter ignores placement.resume), resume passes every check, the
+  // child is started afresh from its task under the old run id (its first model call made and
+  // charged again), the approval given is silently dropped, and the tree "completes".
+  it.fails('DEFECT: a suspended child whose roster entry can no longer resume is refused before anything runs', T, async () => {
+    const t = payTree();
+    const r = await t.manager.run('pay the bill', { scope });
+    expect(r.interruptions.map((i) => i.agent)).toEqual(['clerk']);
+    const fresh = payTree();
+    const wrapped: ChildAgent = { run: (task: string, options: ChildRunOptions) => fresh.clerk.run(task, options) };
+    const manager = new SymfonicAgent({ name: 'manager', modelProvider: fresh.models.manager, subAgents: [new SubAgent({ name: 'clerk', agent: wrapped, description: 'Pays bills.' })] });
+    const err = await manager.resume(JSON.stringify(r.snapshot), { decisions: decideAll(r, { approve: true }) }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SnapshotError);
+    expect(modelCalls(fresh)).toBe(0);
   });
 
   it('runs nested 10,000 deep (as text and as an object): refused without overflowing the stack', T, async () => {
