@@ -93,9 +93,11 @@ const EXPECTED: Record<WaitingInterruption['kind'], string> = {
 function isDecision(d: unknown): d is Decision {
   if (typeof d !== 'object' || d === null) return false;
   const o = d as Record<string, unknown>;
-  if ('approve' in o) return (o.approve === true && Object.keys(o).length === 1) || (o.approve === false && Object.keys(o).every((k) => k === 'approve' || (k === 'reason' && typeof o.reason === 'string')));
-  if ('answer' in o) return typeof o.answer === 'string' && Object.keys(o).length === 1;
-  if ('retry' in o) return o.retry === true && Object.keys(o).length === 1;
+  // A key set to undefined is a key not given, as TypeScript's optional `reason?` lets it be written.
+  const keys = Object.keys(o).filter((k) => o[k] !== undefined);
+  if ('approve' in o) return (o.approve === true && keys.length === 1) || (o.approve === false && keys.every((k) => k === 'approve' || (k === 'reason' && typeof o.reason === 'string')));
+  if ('answer' in o) return typeof o.answer === 'string' && keys.length === 1;
+  if ('retry' in o) return o.retry === true && keys.length === 1;
   return false;
 }
 
@@ -119,7 +121,7 @@ export function checkDecisions(root: SuspendedRun, decisions: unknown): Decision
   for (const [id, wait] of waits) {
     const d = given[id];
     if (!isDecision(d) || !FITS[wait.kind](d)) {
-      throw new ConfigurationError(`resume: the decision for "${id}" (a ${wait.kind} interruption) must be ${EXPECTED[wait.kind]}; got ${JSON.stringify(d)}. Nothing was run.`);
+      throw new ConfigurationError(`resume: the decision for "${id}" (${wait.kind === 'approval' ? 'an' : 'a'} ${wait.kind} interruption) must be ${EXPECTED[wait.kind]}; got ${JSON.stringify(d)}. Nothing was run.`);
     }
   }
   return given as Decisions;

@@ -65,7 +65,7 @@ describe('decisions that do not answer the tree', () => {
     const [a, b] = r.interruptions;
     const err = await refusedWith(fresh, r.snapshot!, { [a!.id]: { approve: true }, [b!.id]: { answer: 'yes' } });
     expect(err.message).toContain(`"${b!.id}"`);
-    expect(err.message).toMatch(/approval/);
+    expect(err.message).toMatch(/\(an approval interruption\)/);
     expect(err.message).toMatch(/approve: true/);
   });
 
@@ -76,6 +76,15 @@ describe('decisions that do not answer the tree', () => {
       const err = await refusedWith(fresh, r.snapshot!, { [a!.id]: { approve: true }, [b!.id]: bad });
       expect(err.message).toContain(`"${b!.id}"`);
     }
+  });
+
+  it('a reason left undefined is a reason not given: { approve: false, reason: undefined } declines', async () => {
+    const { r, fresh } = await twoWaiting();
+    const reason: string | undefined = undefined;
+    const done = await fresh.boss.resume(r.snapshot!, { decisions: decideAll(r, { approve: false, reason }) });
+    expect(done.status).toBe('completed');
+    expect(fresh.paid).toEqual([]);
+    expect(toolResults(fresh.models.clerk.calls[0]!).every((t) => /declined/.test(t))).toBe(true);
   });
 
   it('approve: true for a question is refused: a question takes an answer', async () => {
