@@ -1,7 +1,7 @@
 // @ts-check
 // `npm run bench`: the per-hop overhead of delegation, against the floor of two bare spans, and
 // how it holds up at scale and over many runs. Imports the built package (dist/), as a user
-// would. Usage: node --expose-gc bench/run.js [--only=floor,hop,hop_untraced,scale,memory,inflight] [--quick]
+// would. Usage: node --expose-gc bench/run.js [--only=floor,hop,hop_untraced,scale,memory,inflight,resume,suspended] [--quick]
 // [--breakdown] (adds the hop with only tracing, and with only metrics, registered).
 import { context, trace } from '@opentelemetry/api';
 import { MetricsCollector, SubAgent, SubAgentSpec, SymfonicAgent, TenantBudgets, priceTable } from '../dist/index.js';
@@ -283,6 +283,8 @@ async function main() {
   if (wanted('memory')) await memoryCase(sdk);
   if (wanted('remote_hop')) await (await import('./remote.js')).remoteHopCase({ quick, report, sdk });
   if (wanted('stream')) await (await import('./stream.js')).streamCase({ quick, report }, sdk.reset);
+  if (wanted('resume')) await (await import('./resume.js')).resumeCase({ quick, report, sdk });
+  if (wanted('suspended')) await (await import('./resume.js')).suspendedCase({ quick, report, sdk });
   await sdk.shutdown();
   disableSdk();
   if (wanted('hop_untraced')) await hopCase('hop_untraced', undefined);

@@ -49,9 +49,8 @@ function openRun(core: AgentCore, start: RunStart): RunState {
   }
 }
 
-/** How one waiting call goes on, from the decision for it (or as it stood: finished, or a child to resume). */
-function resumeOf(state: CallState, decisions: Decisions): CallResume | undefined {
-  if ('result' in state) return { content: state.result, ok: true };
+/** How one waiting call goes on, from the decision for it (or as it stood: a child to resume). */
+function resumeOf(state: Exclude<CallState, { result: string }>, decisions: Decisions): CallResume {
   if ('child' in state) return { child: { run: state.child, decisions } };
   const d = decisions[state.wait.id] as Decision;
   if ('answer' in d) return { content: d.answer, ok: true };
@@ -61,10 +60,20 @@ function resumeOf(state: CallState, decisions: Decisions): CallResume | undefine
   return { content: `${what}${reason}`, ok: false };
 }
 
-/** The waiting turn's calls, going on from the decisions, all at once as a turn's calls run; results in call order. */
+/**
+ * The waiting turn's calls, going on from the decisions, all at once as a turn's calls run;
+ * results in call order. A call that finished before the pause keeps its result as it is: it
+ * ran, was recorded (span, events) and is not run or recorded again.
+ */
 function resumeCalls(run: RunState, calls: readonly CallState[], decisions: Decisions): Promise<(Message | PausedCall)[]> {
   const toolCalls = (run.messages[run.messages.length - 1]?.toolCalls ?? []) as ToolCall[];
-  return Promise.all(toolCalls.map((call, i) => runTool(run, call, i, resumeOf(calls[i]!, decisions))));
+  return Promise.all(
+    toolCalls.map((call, i) => {
+      const state = calls[i]!;
+      if ('result' in state) return { role: 'tool', toolCallId: call.id, content: state.result } satisfies Message;
+      return runTool(run, call, i, resumeOf(state, decisions));
+    }),
+  );
 }
 
 /** A run that stops to wait: where it stands, and the interruptions of its subtree. */
@@ -135,6 +144,9 @@ export async function executeRun(core: AgentCore, query: string, start: RunStart
     // The model/tool loop, in this one async frame (a run in flight holds no second one): tools
     // of one turn run together and their results go back in call order; a turn with a call that
     // waits ends it with the wait; a resumed run first finishes the turn it waited in.
+    // A resume already aborted (its caller gave up, its deadline passed) runs nothing: an approved
+    // call is an act in the world, and doing it for a run that then fails would lose its result.
+    if (start.resume !== undefined && run.signal.aborted) throw abortErrorFrom(run.signal);
     let turn = start.resume === undefined ? undefined : resumeTurn(run, start.resume.run, start.resume.decisions);
     for (;;) {
       if (turn !== undefined) {

@@ -2,7 +2,7 @@ import { trace } from '@opentelemetry/api';
 import { ConfigurationError, type BudgetExceededError } from '../core/errors.js';
 import type { Decision, Decisions, Interruption } from '../core/interruption.js';
 import type { RunFigures } from '../core/run-outcome.js';
-import type { ToolCall } from '../model/types.js';
+import type { Message, ToolCall } from '../model/types.js';
 import type { RunWait, SuspendedRun, WaitingInterruption } from '../snapshot/run-snapshot.js';
 import type { RunState } from './run-state.js';
 
@@ -36,10 +36,23 @@ export function budgetWait(run: RunState, error: BudgetExceededError): { wait: W
   return { wait: { id, kind: 'budget', refusal: { tenantId, limitName, limit, spent, reserved, requested } }, interruption: { id, kind: 'budget', ...lineage(run), tenantId, limitName } };
 }
 
+/**
+ * A message as the snapshot format has it: only the fields a Message has. A user's provider may
+ * hand back tool calls carrying fields of their own (a vendor SDK's `type`, `index`), and a
+ * facade's history may hold messages that do; the snapshot's reader takes exactly its format,
+ * so what this code writes must be that format, or the tree could never be resumed.
+ */
+function plainMessage(m: Message): Message {
+  const out: Message = { role: m.role, content: m.content };
+  if (m.toolCalls !== undefined) out.toolCalls = m.toolCalls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments }));
+  if (m.toolCallId !== undefined) out.toolCallId = m.toolCallId;
+  return out;
+}
+
 /** The run as data, as it suspends: what it cannot be rebuilt without. The root also states its place in the tree. */
 export function suspendedRun(run: RunState, waits: RunWait, figures: RunFigures, delegatedTo: readonly string[], isRoot: boolean): SuspendedRun {
   const f = run.frame;
-  const out: { -readonly [K in keyof SuspendedRun]: SuspendedRun[K] } = { runId: f.runId, messages: run.messages, turns: run.turns, figures, delegatedTo: [...delegatedTo], waits };
+  const out: { -readonly [K in keyof SuspendedRun]: SuspendedRun[K] } = { runId: f.runId, messages: run.messages.map(plainMessage), turns: run.turns, figures, delegatedTo: [...delegatedTo], waits };
   if (isRoot) out.place = { rootRunId: f.rootRunId, parentRunId: f.parentRunId, depth: f.depth, scope: f.scope ?? null };
   if (f.maxDepth !== undefined) out.maxDepth = f.maxDepth;
   if (f.deadline !== undefined) out.deadline = f.deadline;
@@ -80,9 +93,11 @@ const EXPECTED: Record<WaitingInterruption['kind'], string> = {
 function isDecision(d: unknown): d is Decision {
   if (typeof d !== 'object' || d === null) return false;
   const o = d as Record<string, unknown>;
-  if ('approve' in o) return (o.approve === true && Object.keys(o).length === 1) || (o.approve === false && Object.keys(o).every((k) => k === 'approve' || (k === 'reason' && typeof o.reason === 'string')));
-  if ('answer' in o) return typeof o.answer === 'string' && Object.keys(o).length === 1;
-  if ('retry' in o) return o.retry === true && Object.keys(o).length === 1;
+  // A key set to undefined is a key not given, as TypeScript's optional `reason?` lets it be written.
+  const keys = Object.keys(o).filter((k) => o[k] !== undefined);
+  if ('approve' in o) return (o.approve === true && keys.length === 1) || (o.approve === false && keys.every((k) => k === 'approve' || (k === 'reason' && typeof o.reason === 'string')));
+  if ('answer' in o) return typeof o.answer === 'string' && keys.length === 1;
+  if ('retry' in o) return o.retry === true && keys.length === 1;
   return false;
 }
 
@@ -106,7 +121,7 @@ export function checkDecisions(root: SuspendedRun, decisions: unknown): Decision
   for (const [id, wait] of waits) {
     const d = given[id];
     if (!isDecision(d) || !FITS[wait.kind](d)) {
-      throw new ConfigurationError(`resume: the decision for "${id}" (a ${wait.kind} interruption) must be ${EXPECTED[wait.kind]}; got ${JSON.stringify(d)}. Nothing was run.`);
+      throw new ConfigurationError(`resume: the decision for "${id}" (${wait.kind === 'approval' ? 'an' : 'a'} ${wait.kind} interruption) must be ${EXPECTED[wait.kind]}; got ${JSON.stringify(d)}. Nothing was run.`);
     }
   }
   return given as Decisions;

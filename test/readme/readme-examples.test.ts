@@ -33,6 +33,8 @@ const RUN = [
   'Models from the AI SDK',
   'Structured output',
   'Questions for the user',
+  'Human in the loop',
+  'Human in the loop #2',
   'MCP tools',
   'Remote children (A2A)',
   'Live runs',
@@ -171,6 +173,33 @@ describe('README: Questions for the user', () => {
     const source = block('Questions for the user');
     const lines = await run(source);
     expect(lines).toEqual([['travel asks u-42: Which city are you flying from?'], ['Booked: Oslo to Rome on Friday.']]);
+    expectCommentsToMatch(source, lines);
+  });
+});
+
+describe('README: Human in the loop', () => {
+  it('runs as written: an approval two levels down suspends the tree, and fresh agents resume it from the file (approved, then declined)', async () => {
+    const source = block('Human in the loop');
+    const lines = await run(source);
+    expect(lines.map(rendered)).toEqual([
+      'suspended',
+      "approval billing 2 refund { orderId: 'A-17', amountUsd: 250 }",
+      'completed true',
+      'Desk: Support: Billing: refunded $250 on A-17',
+      'Desk: Support: Billing: The user declined this call, so it did not run. The reason given: order was never shipped',
+    ]);
+    expectCommentsToMatch(source, lines);
+  });
+
+  it('runs as written: a budget suspends and is retried, a question is answered, a forged snapshot is refused', async () => {
+    const source = block('Human in the loop #2');
+    const lines = await run(source);
+    expect(lines.map(rendered)).toEqual([
+      "[ 'budget: maxTokens' ]",
+      "[ 'question: Which city are you flying from?' ]",
+      'SnapshotError',
+      'completed Booked: Oslo to Rome.',
+    ]);
     expectCommentsToMatch(source, lines);
   });
 });
