@@ -144,6 +144,9 @@ export function resumeStart(core: AgentCore, input: unknown, options: ResumeOpti
   const request = readRunOptions({ ...(options.signal ? { signal: options.signal } : {}), ...(options.onEvent ? { onEvent: options.onEvent } : {}), ...(options.askUser ? { askUser: options.askUser } : {}) });
   if (hub !== undefined && request.onEvent !== undefined) hub.listen(request.onEvent);
   const place = run.place;
+  const events = hub ?? listenerSink(core, request);
+  // The same root: its events number on after the last one delivered before the pause.
+  if (snapshot.seq !== undefined && events instanceof EventHub) events.continueFrom(snapshot.seq);
   const owned = rootSignal(request.signal, run.deadline, hub !== undefined);
   const frame = freezeFrame({
     runId: run.runId,
@@ -156,7 +159,7 @@ export function resumeStart(core: AgentCore, input: unknown, options: ResumeOpti
     signal: owned.signal,
     traceContext: run.span === undefined ? otelContext.active() : trace.setSpanContext(otelContext.active(), { traceId: run.span.traceId, spanId: run.span.spanId, traceFlags: run.span.flags, isRemote: true }),
     askUser: request.askUser,
-    events: hub ?? listenerSink(core, request),
+    events,
   });
   return { frame, accounting: undefined, outputType: undefined, owned, history: undefined, door: false, wrapped: undefined, resume: { run, decisions } };
 }
