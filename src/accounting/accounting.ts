@@ -55,8 +55,12 @@ export interface RunAccount {
   endCall(ticket: CallTicket, usage: Usage, ended: CallEnd): number | null;
   /** After a call that failed or was aborted: releases its reservation. */
   failCall(ticket: CallTicket, ended: CallEnd): void;
-  /** Takes in what a child spent outside this account, unless its receipt says it is already here. */
-  absorbChild(spent: Spent): void;
+  /**
+   * Takes in what a child spent outside this account, unless its receipt says it is already here.
+   * `part` names one stretch of a child taken in more than once (its spend up to a suspension,
+   * then what it spent after each resume): each part is charged once, under an id of its own.
+   */
+  absorbChild(spent: Spent, part?: string): void;
   delegation(child: string, outcome: DelegationOutcome): void;
   /** Live figures of the run so far. */
   figures(): RunFigures;

@@ -64,9 +64,12 @@ export class Ledger {
     return { usage: copyUsage(t.usage), costUsd: t.priced ? t.costUsd : null, unpricedUsage: copyUsage(t.unpricedUsage) };
   }
 
-  /** The run's priced spend to the tenant cost counter: once a run, since a counter needs only the sum. */
+  /**
+   * The run's priced spend to the tenant cost counter: once a run, since a counter needs only the
+   * sum. A resumed run counts only what it spent since it suspended (the rest was counted then).
+   */
   countTenantCost(entry: RunEntry): void {
-    const cost = entry.ownCost + entry.uncountedCost;
+    const cost = entry.ownCost - entry.countedCost + entry.uncountedCost;
     if (entry.tenantId !== null && cost > 0) this.instruments.get().tenantCost.add(cost, this.tenantAttributes(entry.tenantId));
   }
 

@@ -88,7 +88,7 @@ export class CollectorRunAccount implements RunAccount {
     this.ledger.instruments.get().operationDuration.record(ended.durationS, failedCallAttributes(ticket, ended));
   }
 
-  absorbChild(spent: Spent): void {
+  absorbChild(spent: Spent, part?: string): void {
     const e = this.entry;
     const receipt = spent.accounting;
     // A child that opened in this collector under this run already rolled its spend up here.
@@ -106,7 +106,7 @@ export class CollectorRunAccount implements RunAccount {
     if (receipt !== undefined && receipt.store !== null && receipt.store === budgets.store.id && receipt.tenantId === tenantId) return;
     const actual = { tokens: totalTokens(spent.totalUsage), costUsd: spent.totalCostUsd ?? 0 };
     // Settled under an id of its own that was never reserved: charged once, even if retried.
-    const id = `absorbed:${spent.runId}`;
+    const id = part === undefined ? `absorbed:${spent.runId}` : `absorbed:${spent.runId}@${part}`;
     this.track(this.ledger.storeWrite('absorb', tenantId, actual, () => budgets.store.settle(tenantId, id, actual, Date.now()), this.report));
   }
 

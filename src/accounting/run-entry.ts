@@ -14,6 +14,8 @@ export interface RunEntry {
   totalCostKnown: boolean;
   /** Cost of spend absorbed from children no ledger counted (outside symfonic), for the tenant counter. */
   uncountedCost: number;
+  /** Own cost a resumed run opened with: the tenant counter had it when the run suspended. */
+  readonly countedCost: number;
   open: boolean;
   /** The parent open here when this run started (its own parent likewise): usage rolls up along this chain, never by lookup. */
   readonly parent: RunEntry | undefined;
@@ -33,6 +35,7 @@ export function newEntry(runId: string, tenantId: string | null, parent: RunEntr
     totalCost: resumed?.totalCostUsd ?? 0,
     totalCostKnown: resumed === undefined || resumed.totalCostUsd !== null,
     uncountedCost: 0,
+    countedCost: resumed?.costUsd ?? 0,
     open: true,
     parent,
     children: undefined,

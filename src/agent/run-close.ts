@@ -6,7 +6,7 @@ import { SNAPSHOT_VERSION, type RunSnapshot, type SuspendedRun } from '../snapsh
 import { sealSnapshot } from '../snapshot/snapshot-codec.js';
 import { ATTR } from '../observability/attributes.js';
 import type { AgentResponse } from './agent-response.js';
-import { runFailed, runFinished } from './run-events.js';
+import { EventHub, runFailed, runFinished } from './run-events.js';
 import type { RunState } from './run-state.js';
 import { failSpan, setRunTotals } from './run-span.js';
 import { suspendedRun } from './run-suspension.js';
@@ -71,5 +71,9 @@ export function closeRun(run: RunState, exit: Exit, figures: RunFigures, started
 }
 
 function snapshotOf(run: RunState, suspended: SuspendedRun): RunSnapshot {
-  return sealSnapshot({ version: SNAPSHOT_VERSION, agent: run.core.name, run: suspended }, run.core.snapshotKey);
+  const snapshot: { -readonly [K in keyof RunSnapshot]: RunSnapshot[K] } = { version: SNAPSHOT_VERSION, agent: run.core.name, run: suspended };
+  // A root's sink is its hub (run-start.ts): where its tree's events were numbered.
+  const events = run.frame.events;
+  if (events instanceof EventHub && events.lastSeq > 0) snapshot.seq = events.lastSeq;
+  return sealSnapshot(snapshot, run.core.snapshotKey);
 }

@@ -112,6 +112,16 @@ export class EventHub implements RunEventSink {
     return emitter;
   }
 
+  /** The seq of the last event delivered; 0 before any. A suspended root writes it down, so its resumed tree numbers on. */
+  get lastSeq(): number {
+    return this.seq;
+  }
+
+  /** Numbers this hub's events on after `seq`: the hub of a resumed tree, whose events before the pause went up to it. */
+  continueFrom(seq: number): void {
+    if (seq > this.seq) this.seq = seq;
+  }
+
   /** True once the first run (the root of this hub) has opened its emitter. */
   get started(): boolean {
     return this.rootRunId !== undefined;

@@ -75,8 +75,9 @@ function rootStart(core: AgentCore, request: RunRequest, hub?: EventHub): RunSta
  * A run started inside a wrapped child (see wrapped-child.ts). The first takes the child's
  * placement whatever its options say: its caller's signal joins the frame's, and listeners of
  * its own hear it beside the tree's. A later run in the same async context (the wrapper running
- * a second agent, or again after it answered) is a root of its own, and may act only for the
- * child's tenant: a wrapper must not be a way to spend as another tenant from inside a tree.
+ * a second agent, or again after it answered) is placed by the options it was given, acts only
+ * for the child's tenant and accounts in the delegator's ledger: a wrapper must not be a way to
+ * spend as another tenant, or past the tenant's budget, from inside a tree.
  */
 function wrappedStart(core: AgentCore, call: WrappedCall, request: RunRequest, hub: EventHub | undefined): RunStart {
   const placed = call.placement.frame;
@@ -87,7 +88,11 @@ function wrappedStart(core: AgentCore, call: WrappedCall, request: RunRequest, h
           `"${request.scope.tenantId}": a run inside a delegated child acts for that child's tenant. Pass the options the child was given on, or none.`,
       );
     }
-    return rootStart(core, request.scope === undefined && placed.scope !== undefined ? { ...request, scope: placed.scope } : request, hub);
+    // It spends as the child too: in its delegator's ledger (an agent with one of its own keeps
+    // it), so the tenant's budget holds it and a delegator open there rolls it up; under an id
+    // of its own, since the options passed on name the first run's.
+    const later: RunRequest = { ...request, scope: request.scope ?? placed.scope, runId: request.runId === placed.runId ? undefined : request.runId, accounting: call.placement.accounting ?? request.accounting };
+    return rootStart(core, later, hub);
   }
   call.taken = true;
   const parent = request.signal === undefined ? placed.signal : AbortSignal.any([placed.signal, request.signal]);
@@ -153,6 +158,9 @@ export function resumeStart(core: AgentCore, input: unknown, options: ResumeOpti
   const request = readRunOptions({ ...(options.signal ? { signal: options.signal } : {}), ...(options.onEvent ? { onEvent: options.onEvent } : {}), ...(options.askUser ? { askUser: options.askUser } : {}) });
   if (hub !== undefined && request.onEvent !== undefined) hub.listen(request.onEvent);
   const place = run.place;
+  const events = hub ?? listenerSink(core, request);
+  // The same root: its events number on after the last one delivered before the pause.
+  if (snapshot.seq !== undefined && events instanceof EventHub) events.continueFrom(snapshot.seq);
   const owned = rootSignal(request.signal, run.deadline, hub !== undefined);
   const frame = freezeFrame({
     runId: run.runId,
@@ -165,7 +173,7 @@ export function resumeStart(core: AgentCore, input: unknown, options: ResumeOpti
     signal: owned.signal,
     traceContext: run.span === undefined ? otelContext.active() : trace.setSpanContext(otelContext.active(), { traceId: run.span.traceId, spanId: run.span.spanId, traceFlags: run.span.flags, isRemote: true }),
     askUser: request.askUser,
-    events: hub ?? listenerSink(core, request),
+    events,
   });
   return { frame, accounting: undefined, outputType: undefined, owned, history: undefined, door: false, wrapped: undefined, resume: { run, decisions } };
 }

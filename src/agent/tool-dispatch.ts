@@ -165,7 +165,9 @@ class ToolCallInFlight {
       if (resume === undefined && tool.needsApproval !== undefined) {
         const needed = approvalNeeded(tool, input, this.ctx);
         if (isPromise(needed)) {
-          return Promise.resolve(needed).then(
+          // Raced like every wait of a run: a rule that hangs must not hold an aborted run, and
+          // one that answers after the abort must not start the call.
+          return raceAbort(Promise.resolve(needed), this.run.signal, `tool "${this.call.name}"'s approval rule`).then(
             (yes) => (yes ? pause(this.run, this.span, this.call, this.index, 'approval', { input }) : this.perform(tool, input, resume)),
             (e: unknown) => this.threw(e),
           );

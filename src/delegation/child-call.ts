@@ -1,7 +1,9 @@
 import { BudgetExceededError, abortErrorFrom, failsTheRun, isAbortError } from '../core/errors.js';
 import { newRunId } from '../core/ids.js';
 import { childFrame, type RunFrame } from '../core/run-frame.js';
-import { RunFailure } from '../core/run-outcome.js';
+import { RunFailure, type RunFigures, type Spent } from '../core/run-outcome.js';
+import { totalTokens, type Usage } from '../core/usage.js';
+import type { RunAccount } from '../accounting/accounting.js';
 import { childSignal, raceAbort, type OwnedSignal } from '../core/signals.js';
 import { ATTR } from '../observability/attributes.js';
 import { PausedCall } from '../snapshot/paused-call.js';
@@ -92,10 +94,14 @@ export class ChildCall {
   private answered(outcome: ChildOutcome): string | PausedCall {
     const { call } = this;
     try {
-      // Its spend so far stays in its own figures until it answers: taken in then, once.
-      if (outcome.status === 'suspended') return call.suspend(new PausedCall({ callId: call.ctx.toolCallId, child: outcome.suspension! }, outcome.interruptions ?? []));
+      if (outcome.status === 'suspended') {
+        // Its spend so far is taken in now, as a same-ledger child's is live: the tree may never
+        // be resumed, or its delegator may fail while it waits, and the spend is real either way.
+        this.absorb(call.ctx.account, outcome);
+        return call.suspend(new PausedCall({ callId: call.ctx.toolCallId, child: outcome.suspension! }, outcome.interruptions ?? []));
+      }
       const text = answerText(outcome, this.outputType);
-      call.ctx.account?.absorbChild(outcome);
+      this.absorb(call.ctx.account, outcome);
       return call.finish(text);
     } catch (error) {
       return this.failed(error);
@@ -108,7 +114,7 @@ export class ChildCall {
     const { call } = this;
     const ctx = call.ctx;
     this.done();
-    if (error instanceof RunFailure) ctx.account?.absorbChild(error.spent);
+    if (error instanceof RunFailure) this.absorb(ctx.account, error.spent);
     // Let go at its timeout or on its parent's abort, the child may still be running: what it
     // spent is taken in when it ends, into whatever of its tree and tenant is still there.
     else if (this.running !== undefined) this.absorbLater(this.running);
@@ -129,11 +135,24 @@ export class ChildCall {
     const account = this.call.ctx.account;
     if (account === undefined) return;
     running.then(
-      (outcome) => account.absorbChild(outcome),
+      (outcome) => this.absorb(account, outcome),
       (error: unknown) => {
-        if (error instanceof RunFailure) account.absorbChild(error.spent);
+        if (error instanceof RunFailure) this.absorb(account, error.spent);
       },
     );
+  }
+
+  /**
+   * Takes in what the child spent: all of it, or, for a child going on from a suspension, what it
+   * spent since (the rest was taken in when it suspended, in this process or the one before).
+   */
+  private absorb(account: RunAccount | undefined, spent: Spent): void {
+    if (account === undefined) return;
+    const before = this.resume?.run.figures;
+    if (before === undefined) return account.absorbChild(spent);
+    const since = spentSince(spent, before);
+    // Named by where the stretch starts: the same on a retry, another for each later stretch.
+    if (since !== undefined) account.absorbChild(since, String(totalTokens(before.total)));
   }
 
   private refusalFor(error: unknown): Refusal {
@@ -148,4 +167,15 @@ export class ChildCall {
     const e = error instanceof Error ? error : new Error(String(error));
     return new Refusal('child_error', `Sub-agent "${name}" failed: ${e.name}: ${e.message}. Retry with a clearer task, use another sub-agent, or answer without it.`, e.name || 'Error');
   }
+}
+
+/** What a resumed child spent after the pause: its totals less those it suspended with; undefined when nothing. */
+function spentSince(spent: Spent, before: RunFigures): Spent | undefined {
+  const was = before.total;
+  const now = spent.totalUsage;
+  const usage: Usage = { inputTokens: Math.max(0, now.inputTokens - was.inputTokens), outputTokens: Math.max(0, now.outputTokens - was.outputTokens), source: now.source };
+  if (now.cacheReadInputTokens !== undefined) usage.cacheReadInputTokens = Math.min(usage.inputTokens, Math.max(0, now.cacheReadInputTokens - (was.cacheReadInputTokens ?? 0)));
+  if (totalTokens(usage) === 0) return undefined;
+  const cost = spent.totalCostUsd === null || before.totalCostUsd === null ? null : Math.max(0, spent.totalCostUsd - before.totalCostUsd);
+  return { runId: spent.runId, totalUsage: usage, totalCostUsd: cost, accounting: spent.accounting };
 }

@@ -17,6 +17,11 @@ export interface RunSnapshot {
   /** The root agent's name: a snapshot resumes only on an agent of that name. */
   readonly agent: string;
   readonly run: SuspendedRun;
+  /**
+   * The seq of the tree's last event before the pause, when someone listened: the resumed tree's
+   * events number on from it (seq is per root, strictly increasing). Absent: no event was delivered.
+   */
+  readonly seq?: number;
   /** HMAC-SHA256 (hex) of the canonical JSON of the rest, with the agent's snapshotKey. */
   readonly signature?: string;
 }
