@@ -52,7 +52,7 @@ export function doorStart(placement: Placement): RunStart {
 }
 
 /** A root run from its validated options; `hub` is the sink a stream made for it, which aborts the run through `owned`. */
-function rootStart(core: AgentCore, request: RunRequest, hub?: EventHub): RunStart {
+function rootStart(core: AgentCore, request: RunRequest, hub?: EventHub, resumable = true): RunStart {
   const runId = request.runId ?? newRunId();
   const owned = rootSignal(request.signal, request.deadline, hub !== undefined);
   const frame = freezeFrame({
@@ -67,6 +67,7 @@ function rootStart(core: AgentCore, request: RunRequest, hub?: EventHub): RunSta
     traceContext: request.parentContext ?? otelContext.active(),
     askUser: request.askUser,
     events: hub ?? listenerSink(core, request),
+    resumable,
   });
   return { frame, accounting: request.accounting, outputType: request.outputType, owned, history: request.history, door: false, wrapped: undefined };
 }
@@ -92,16 +93,19 @@ function wrappedStart(core: AgentCore, call: WrappedCall, request: RunRequest, h
     // it), so the tenant's budget holds it and a delegator open there rolls it up; under an id
     // of its own, since the options passed on name the first run's.
     const later: RunRequest = { ...request, scope: request.scope ?? placed.scope, runId: request.runId === placed.runId ? undefined : request.runId, accounting: call.placement.accounting ?? request.accounting };
-    return rootStart(core, later, hub);
+    return rootStart(core, later, hub, false);
   }
   call.taken = true;
   const parent = request.signal === undefined ? placed.signal : AbortSignal.any([placed.signal, request.signal]);
   const owned = request.signal === undefined && hub === undefined ? undefined : rootSignal(parent, undefined, hub !== undefined);
   const own = hub ?? listenerSink(core, request);
-  let frame: RunFrame = placed;
-  if (owned !== undefined || own !== undefined) {
-    frame = freezeFrame({ ...placed, signal: owned?.signal ?? placed.signal, events: own === undefined ? placed.events : placed.events === undefined ? own : new TeeSink(placed.events, own) });
-  }
+  // The wrapper's code cannot be resumed: neither this run nor its subtree suspends.
+  const frame: RunFrame = freezeFrame({
+    ...placed,
+    signal: owned?.signal ?? placed.signal,
+    events: own === undefined ? placed.events : placed.events === undefined ? own : new TeeSink(placed.events, own),
+    resumable: false,
+  });
   const outputType = request.outputType ?? call.placement.outputType;
   return { frame, accounting: call.placement.accounting, outputType, owned, history: request.history, door: false, wrapped: call };
 }
@@ -174,6 +178,7 @@ export function resumeStart(core: AgentCore, input: unknown, options: ResumeOpti
     traceContext: run.span === undefined ? otelContext.active() : trace.setSpanContext(otelContext.active(), { traceId: run.span.traceId, spanId: run.span.spanId, traceFlags: run.span.flags, isRemote: true }),
     askUser: request.askUser,
     events,
+    resumable: true,
   });
   return { frame, accounting: undefined, outputType: undefined, owned, history: undefined, door: false, wrapped: undefined, resume: { run, decisions } };
 }

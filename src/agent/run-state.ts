@@ -58,9 +58,9 @@ export class RunState implements ProblemReporter {
     this.runContext = contextWith(start.frame.traceContext ?? context.active(), span);
   }
 
-  /** Whether the run can suspend: not inside a wrapped child, whose wrapper's code cannot be resumed. */
+  /** Whether the run can suspend: not inside (or below) a wrapped child, whose wrapper's code cannot be resumed. */
   get suspendable(): boolean {
-    return this.wrapped === undefined;
+    return this.frame.resumable;
   }
 
   get requestModel(): string {

@@ -30,6 +30,11 @@ export interface RunFrame {
   readonly askUser: AskUser | undefined;
   /** Where the tree's events go when someone listens (a stream or onEvent at the root); children inherit it. */
   readonly events: RunEventSink | undefined;
+  /**
+   * False below code the runtime cannot resume (a wrapped child: the user's code between the
+   * delegator and the run): a run there, or in its subtree, never suspends. Children inherit it.
+   */
+  readonly resumable: boolean;
 }
 
 /** Answers a question a run's model asks the user; the root's run options give it, the tree shares it. */
@@ -68,6 +73,7 @@ export function childFrame(parent: RunFrame, init: ChildFrameInit): RunFrame {
     traceContext: init.traceContext,
     askUser: parent.askUser,
     events: parent.events,
+    resumable: parent.resumable,
   });
 }
 
@@ -89,5 +95,6 @@ export function frameFrom(init: Pick<FrameInit, 'runId' | 'rootRunId' | 'parentR
     traceContext: init.traceContext,
     askUser: init.askUser,
     events: init.events,
+    resumable: init.resumable ?? true,
   });
 }

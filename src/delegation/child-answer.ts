@@ -47,6 +47,8 @@ export function foreignOutcome(runId: string, task: string, reply: unknown, repo
         ? foreignSpent(runId, task, text)
         : { runId, totalUsage: usage, totalCostUsd: soundCost(r?.totalCostUsd), accounting: readReceipt(r?.accounting) };
   // The reply as the child gave it (roster.run answers it to a caller composing by hand), with
-  // the outcome's fields read as above.
-  return { ...(r as object), ...spent, finalResponse: text, output };
+  // the outcome's fields read as above. Never a suspension: only a run through the child door
+  // can be resumed, and a foreign result may carry a status of its own ('suspended' included).
+  const { status: _status, interruptions: _interruptions, suspension: _suspension, ...rest } = r as Record<string, unknown>;
+  return { ...rest, ...spent, finalResponse: text, output };
 }
