@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { rpcErrorJson, type RpcId } from './rpc-envelope.js';
 
 /** The request body as text, or 'too-large' as soon as it passes `max` bytes (nothing more is kept). */
 export function readBody(req: IncomingMessage, max: number): Promise<string | 'too-large'> {
@@ -16,7 +17,7 @@ export function readBody(req: IncomingMessage, max: number): Promise<string | 't
       chunks.push(chunk);
     };
     req.on('data', onData);
-    req.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.once('end', () => resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8')));
     req.once('error', reject);
   });
 }
@@ -25,22 +26,39 @@ export function readBody(req: IncomingMessage, max: number): Promise<string | 't
 const REFUSED = -32600;
 
 /**
- * An answer that is not the agent's: a JSON-RPC error envelope with an HTTP status, so both an
- * A2A client and plain HTTP tooling read it. A message only; never a stack.
+ * A refusal at the door (401, 403, 413, a malformed lineage): a JSON-RPC error envelope with an
+ * HTTP status, so both an A2A client and plain HTTP tooling read it. A message only; never a stack.
  */
-export function sendError(res: ServerResponse, status: number, message: string, extraHeaders: Record<string, string> = {}): void {
-  if (res.headersSent || res.destroyed) return;
-  const body = JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: status === 500 ? -32603 : REFUSED, message } });
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...extraHeaders });
-  res.end(body);
+export function sendError(res: ServerResponse, status: number, message: string, extraHeaders: Record<string, string> = {}, id: RpcId = null): void {
+  sendRaw(res, rpcErrorJson(id, status === 500 ? -32603 : REFUSED, message), extraHeaders, status);
 }
 
-export function sendJson(res: ServerResponse, body: unknown, extraHeaders: Record<string, string> = {}): void {
-  sendRaw(res, JSON.stringify(body), extraHeaders);
-}
-
-export function sendRaw(res: ServerResponse, text: string, extraHeaders: Record<string, string> = {}): void {
+export function sendRaw(res: ServerResponse, text: string, extraHeaders: Record<string, string> = {}, status = 200): void {
   if (res.headersSent || res.destroyed) return;
-  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...extraHeaders });
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...extraHeaders });
   res.end(text);
+}
+
+/**
+ * A JSON-RPC stream as server-sent events: one `data:` event per answer, as the A2A JSON-RPC
+ * binding streams. Stops reading `answers` when the caller hangs up.
+ */
+export async function sendStream(res: ServerResponse, answers: AsyncIterable<unknown>, extraHeaders: Record<string, string> = {}): Promise<void> {
+  if (res.headersSent || res.destroyed) return;
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', ...extraHeaders });
+  // Headers go out now: a client waits for them before it reads the first event.
+  res.flushHeaders();
+  const iterator = answers[Symbol.asyncIterator]();
+  const onClose = () => void iterator.return?.(undefined);
+  res.once('close', onClose);
+  try {
+    for (;;) {
+      const next = await iterator.next();
+      if (next.done || res.destroyed) break;
+      res.write(`data: ${JSON.stringify(next.value)}\n\n`);
+    }
+  } finally {
+    res.off('close', onClose);
+    res.end();
+  }
 }

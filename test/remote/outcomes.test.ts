@@ -4,7 +4,7 @@ import { InMemoryBudgetStore, SPAN_ATTRIBUTES as ATTR, TenantBudgets } from '../
 import { scriptedModel } from '../../src/testing/index.js';
 import { deferred, within } from '../support/async.js';
 import { recordEachTest } from '../support/per-test.js';
-import { baggage, post, router, runSpan, sendMessageBody, serveLeaf, type Served } from './helpers.js';
+import { baggage, ext, post, router, runSpan, sendMessageBody, serveLeaf, type Served } from './helpers.js';
 
 const rec = recordEachTest();
 const open: Served[] = [];
@@ -67,7 +67,7 @@ describe('abort across the wire', () => {
     const r = await post(leaf.server.url, sendMessageBody('find'), { baggage: baggage({ 'symfonic.deadline': Date.now() + 150 }) });
     expect(performance.now() - t0).toBeLessThan(2_000);
     expect(r.json.result.task.status.state).toBe('TASK_STATE_CANCELED');
-    expect(r.json.result.task.metadata['symfonic/error']).toMatchObject({ type: 'aborted' });
+    expect(ext(r.json.result.task.metadata).failure).toMatchObject({ type: 'aborted' });
     expect(leaf.collector.openRuns).toBe(0);
   });
 });
