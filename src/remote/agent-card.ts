@@ -41,7 +41,7 @@ export interface AgentCards {
   /** The 1.0 card as JSON (the proto's JSON form). */
   v1: Record<string, unknown>;
   v03: Record<string, unknown>;
-  /** 1.0's fields plus the 0.3 fields 0.3 readers require: each reader ignores the other's. */
+  /** 1.0's card plus the 0.3 fields 0.3 readers require (url, protocolVersion, ...): each reader ignores the other's. */
   either: Record<string, unknown>;
 }
 
@@ -74,11 +74,9 @@ export function agentCards(agent: SymfonicAgent, rpcUrl: string): AgentCards {
     securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: SECURITY_DESCRIPTION } },
     skills: skills.map((s) => ({ ...s, inputModes: MODES.in, outputModes: MODES.out })),
   };
-  const either = {
-    ...v1,
-    ...legacy,
-    securitySchemes: { bearer: { ...v03.securitySchemes.bearer, ...v1.securitySchemes.bearer } },
-  };
+  // The 1.0 security scheme alone: a 0.3 reader's schema takes an entry it does not know as a
+  // scheme with nothing to require, and a 1.0 reader (and the A2A TCK) wants exactly one key.
+  const either = { ...v1, ...legacy };
   return { v1, v03, either };
 }
 

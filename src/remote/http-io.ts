@@ -39,6 +39,13 @@ export function sendRaw(res: ServerResponse, text: string, extraHeaders: Record<
   res.end(text);
 }
 
+/** One JSON-RPC answer as a stream of one event: how a streaming method answers an error. */
+export function sendEvent(res: ServerResponse, json: string, extraHeaders: Record<string, string> = {}): void {
+  if (res.headersSent || res.destroyed) return;
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...extraHeaders });
+  res.end(`data: ${json}\n\n`);
+}
+
 /**
  * A JSON-RPC stream as server-sent events: one `data:` event per answer, as the A2A JSON-RPC
  * binding streams. Stops reading `answers` when the caller hangs up.

@@ -4,10 +4,10 @@ import type { TextMapPropagator } from '@opentelemetry/api';
 import type { SymfonicAgent } from '../agent/symfonic-agent.js';
 import { agentCards, cardFor } from './agent-card.js';
 import { activatesUsageLineage } from './extension.js';
-import { readBody, sendError, sendRaw, sendStream } from './http-io.js';
+import { readBody, sendError, sendEvent, sendRaw, sendStream } from './http-io.js';
 import { checkPrincipal, type Principal } from './principal.js';
 import { readRpc, RPC_CODE, RpcRefusal, type RpcRequest } from './rpc-envelope.js';
-import { legacyParamsProblem, LEGACY_METHODS, v1ParamsProblem, V1_METHODS } from './rpc-params.js';
+import { legacyParamsProblem, LEGACY_METHODS, STREAMING_METHODS, v1ParamsProblem, V1_METHODS } from './rpc-params.js';
 import { loadPropagator, loadServerSdk, type ServerSdk } from './sdk.js';
 import { resolveServeOptions, type ResolvedServeOptions, type ServeAgentOptions } from './serve-options.js';
 import { servedFrame } from './served-frame.js';
@@ -124,7 +124,9 @@ class Served {
 
   private async dispatch(req: IncomingMessage, res: ServerResponse, rpc: RpcRequest, principal: Principal): Promise<void> {
     const binding = this.binding(req, rpc);
-    if (binding instanceof RpcRefusal) return sendRaw(res, binding.json());
+    // A streaming method's errors come as its stream: one event carrying the JSON-RPC error.
+    const streaming = STREAMING_METHODS.has(rpc.method);
+    if (binding instanceof RpcRefusal) return streaming ? sendEvent(res, binding.json()) : sendRaw(res, binding.json());
     const extension = activatesUsageLineage(req.headers);
     let runOptions: ServedRequest['runOptions'];
     if (RUN_METHODS.has(rpc.method)) {
@@ -147,6 +149,7 @@ class Served {
     try {
       const answer = await this.transports[binding].handle({ jsonrpc: '2.0', id: rpc.id, method: rpc.method, params: rpc.params }, context);
       if (isAsyncIterable(answer)) await sendStream(res, answer, headers);
+      else if (streaming) sendEvent(res, JSON.stringify(answer), headers);
       else sendRaw(res, JSON.stringify(answer), headers);
     } finally {
       res.off('close', onClose);

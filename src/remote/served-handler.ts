@@ -86,7 +86,7 @@ export class ServedHandler implements A2ARequestHandler {
   /** A served task is one exchange: a message to a task, running or ended, is refused. */
   private refuseFollowUp(taskId: string, owner: string): never {
     const t = this.store.get(taskId, owner);
-    if (t === undefined) throw new this.errors.TaskNotFoundError(`no task ${taskId} of yours here; send the message without taskId to start one`);
+    if (t === undefined) throw new this.errors.TaskNotFoundError(`task ${taskId} not found among yours; send the message without taskId to start one`);
     throw new this.errors.UnsupportedOperationError(
       t.terminal
         ? `task ${taskId} has ended; an ended task takes no more messages (A2A 3.1.1): send a new message without taskId`
@@ -124,7 +124,7 @@ export class ServedHandler implements A2ARequestHandler {
 
   private find(id: string, req: ServedRequest): ServedTask {
     const task = this.store.get(id, req.principal.principal);
-    if (task === undefined) throw new this.errors.TaskNotFoundError(`no task ${id} of yours here`);
+    if (task === undefined) throw new this.errors.TaskNotFoundError(`task ${id} not found among yours`);
     return task;
   }
 
