@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { AgentCard, CancelTaskRequest, GetTaskRequest, ListTasksRequest, ListTasksResponse, Message, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task } from '@a2a-js/sdk';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import type { RunOptions } from '../agent/run-options.js';
+import { newRunId } from '../core/ids.js';
 import type { SymfonicAgent } from '../agent/symfonic-agent.js';
 import { readUsageLineage } from './extension.js';
 import type { Principal } from './principal.js';
@@ -10,6 +11,7 @@ import { ServedTask } from './served-task.js';
 import { BadPageToken, type TaskStore } from './task-store.js';
 import { taskOf, type TaskView } from './task-view.js';
 import { watchTask } from './task-stream.js';
+import type { UsageReport } from './usage-report.js';
 
 /** What the HTTP layer knows of a request, handed to the handler in the call context's state. */
 export interface ServedRequest {
@@ -71,9 +73,12 @@ export class ServedHandler implements A2ARequestHandler {
     if (req.runOptions === undefined) throw new this.errors.RequestMalformedError('the request carries no run placement');
     const id = randomUUID();
     const contextId = message.contextId || randomUUID();
-    const task = new ServedTask(id, contextId, req.principal.principal, { ...message, taskId: id, contextId });
+    // The run's id is known here (the caller's, or minted now), so its ledger can be read while it runs.
+    const options = req.runOptions.runId === undefined ? { ...req.runOptions, runId: newRunId() } : req.runOptions;
+    const runId = options.runId!;
+    const task = new ServedTask(id, contextId, req.principal.principal, { ...message, taskId: id, contextId }, () => this.spentSoFar(runId, options.scope?.tenantId));
     this.store.add(task);
-    return { task, text, options: req.runOptions };
+    return { task, text, options };
   }
 
   /** Runs the agent on the task; `events` asks for the served tree's run events. */
@@ -81,6 +86,21 @@ export class ServedHandler implements A2ARequestHandler {
     const { task, text, options } = created;
     task.start((signal, onEvent) => this.agent.run(text, onEvent ? { ...options, signal, onEvent } : { ...options, signal }), events);
     return task;
+  }
+
+  /**
+   * The served run's spend as its ledger has it now, when the agent keeps a ledger of its own: an
+   * aborted run rejects with its abort and says nothing of what it spent, so a cancel reads it
+   * here just before stopping the run. (The child-door redesign, issue 19, makes the figures
+   * ride on every failure; then this goes.)
+   */
+  private spentSoFar(runId: string, tenantId: string | undefined): UsageReport | undefined {
+    const ledger = this.agent.metricsCollector;
+    const figures = ledger?.run(runId);
+    if (ledger === undefined || figures === undefined) return undefined;
+    // As the run's own receipt says it: the store only when the tenant is held to a budget there.
+    const store = tenantId !== undefined && ledger.budgets?.limitFor(tenantId) !== undefined ? ledger.budgets.store.id : null;
+    return { runId, usage: figures.own, totalUsage: figures.total, costUsd: figures.costUsd, totalCostUsd: figures.totalCostUsd, ledger: ledger.id, store };
   }
 
   /** A served task is one exchange: a message to a task, running or ended, is refused. */

@@ -14,6 +14,9 @@ export type TaskWatcher = (news: TaskNews) => void;
 /** Runs the served agent on the task: its signal to stop on, and where its tree's events go (when someone streams them). */
 export type ServedRun = (signal: AbortSignal, onEvent: ((event: RunEvent) => void) | undefined) => Promise<AgentResponse>;
 
+/** What the served tree has spent so far, read from its ledger while it runs (undefined when it is out of reach). */
+export type SpentSoFar = () => UsageReport | undefined;
+
 const FAILED_STATE: Record<RemoteFailure['type'], TaskStateNumber> = { budget_exceeded: TASK_STATE.REJECTED, aborted: TASK_STATE.CANCELED, child_error: TASK_STATE.FAILED };
 
 let created = 0;
@@ -38,6 +41,8 @@ export class ServedTask {
   private watchers: Set<TaskWatcher> | undefined;
   private pending: RunEvent[] | undefined;
   private cancelRequested = false;
+  /** The spend read just before the run was stopped: an aborted run's error carries none. */
+  private spentAtStop: UsageReport | undefined;
   private markEnded!: () => void;
 
   constructor(
@@ -46,6 +51,7 @@ export class ServedTask {
     /** The principal that created it: only it may read, list or cancel it. */
     readonly owner: string,
     readonly userMessage: Message,
+    private readonly spentSoFar: SpentSoFar = () => undefined,
   ) {
     // The run listens on this signal directly, as on a run's own (one listener per wait).
     markInternal(this.controller.signal);
@@ -75,13 +81,20 @@ export class ServedTask {
   cancel(): boolean {
     if (this.terminal) return false;
     this.cancelRequested = true;
-    this.controller.abort(new AbortError('the task was cancelled by its caller (CancelTask)'));
+    this.stop('the task was cancelled by its caller (CancelTask)');
     return true;
   }
 
   /** Stops the run for a reason other than CancelTask: the caller hung up, the server is closing. */
   abort(reason: string): void {
-    if (!this.terminal) this.controller.abort(new AbortError(reason));
+    if (!this.terminal) this.stop(reason);
+  }
+
+  private stop(reason: string): void {
+    if (this.controller.signal.aborted) return;
+    // Settled spend only: a model call cut off by the abort releases its reservation and is not charged.
+    this.spentAtStop = this.spentSoFar();
+    this.controller.abort(new AbortError(reason));
   }
 
   /** Tells `watcher` of every later event and of the end; returns how to stop watching. */
@@ -124,7 +137,7 @@ export class ServedTask {
       this.setState(TASK_STATE.COMPLETED);
     } else {
       this.failure = failureOf(error);
-      this.report = spentReport(error);
+      this.report = spentReport(error) ?? this.spentAtStop;
       this.setState(this.cancelRequested ? TASK_STATE.CANCELED : FAILED_STATE[this.failure.type]);
     }
     this.flush();
