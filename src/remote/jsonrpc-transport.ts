@@ -11,11 +11,13 @@ import { USAGE_LINEAGE_EXTENSION } from './wire.js';
 const RPC_HEADERS = Object.freeze({ 'a2a-version': '1.0', 'content-type': 'application/json', accept: 'application/json, text/event-stream' });
 
 /** The JSON-RPC request for a call's message, as A2A 1.0's JSON binding spells it. */
-function sendBody(id: number, method: string, call: RemoteSend, messageId: string): string {
+function sendBody(id: number, method: string, call: RemoteSend): string {
   const metadata = call.events ? `,"metadata":{${JSON.stringify(USAGE_LINEAGE_EXTENSION)}:{"events":true}}` : '';
+  const context = JSON.stringify(call.contextId);
+  // historyLength 0: the answer need not echo back the task the caller just sent.
   return (
-    `{"jsonrpc":"2.0","id":${id},"method":"${method}","params":{"message":{"messageId":${JSON.stringify(messageId)},"contextId":${JSON.stringify(call.contextId)},` +
-    `"role":"ROLE_USER","parts":[{"text":${JSON.stringify(call.task)},"mediaType":"text/plain"}]},"configuration":{"acceptedOutputModes":["text/plain","application/json"]}${metadata}}}`
+    `{"jsonrpc":"2.0","id":${id},"method":"${method}","params":{"message":{"messageId":${context},"contextId":${context},` +
+    `"role":"ROLE_USER","parts":[{"text":${JSON.stringify(call.task)},"mediaType":"text/plain"}]},"configuration":{"acceptedOutputModes":["text/plain","application/json"],"historyLength":0}${metadata}}}`
   );
 }
 
@@ -63,12 +65,11 @@ export class JsonRpcTransport implements A2ATransport {
     private readonly target: Target,
     readonly streaming: boolean,
     private readonly limit: number,
-    private readonly newId: () => string,
   ) {}
 
   async send(call: RemoteSend, reader: RemoteTaskReader): Promise<void> {
     const id = this.nextId++;
-    const body = sendBody(id, this.streaming ? 'SendStreamingMessage' : 'SendMessage', call, this.newId());
+    const body = sendBody(id, this.streaming ? 'SendStreamingMessage' : 'SendMessage', call);
     const opened = await this.http.open(this.target, 'POST', { ...call.headers, ...RPC_HEADERS }, body, call.signal, call.onDispatched);
     if (opened.status < 200 || opened.status >= 300) throw await refusal(opened);
     if (!String(opened.headers['content-type'] ?? '').startsWith('text/event-stream')) {

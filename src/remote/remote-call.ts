@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { abortErrorFrom, isAbortError } from '../core/errors.js';
 import type { RunFrame } from '../core/run-frame.js';
 import { attachSpent } from '../core/spent.js';
@@ -68,13 +67,50 @@ async function cancelQuietly(connected: Connected, reader: RemoteTaskReader, con
  * what crossed the wire) on the error. A call the remote refused at the door spent nothing.
  */
 export async function callRemote(connected: Connected, s: CallSettings, task: string, frame: RunFrame): Promise<RemoteChildResponse> {
-  const timeout = AbortSignal.timeout(s.timeoutMs);
-  const signal = frame.signal ? AbortSignal.any([frame.signal, timeout]) : timeout;
+  const stop = new CallStop(frame.signal, s.timeoutMs);
+  try {
+    return await call(connected, s, task, frame, stop.signal);
+  } finally {
+    stop.dispose();
+  }
+}
+
+/**
+ * The call's own signal: aborted by the frame's (the parent's abort, its child timeout) or by
+ * this call's timeout. One controller and one timer, where AbortSignal.timeout and .any cost a
+ * signal each and a listener registry on every hop.
+ */
+class CallStop {
+  private readonly controller = new AbortController();
+  private readonly timer: ReturnType<typeof setTimeout>;
+  private readonly onAbort = () => this.controller.abort(this.parent?.reason);
+
+  constructor(
+    private readonly parent: AbortSignal | undefined,
+    timeoutMs: number,
+  ) {
+    this.timer = setTimeout(() => this.controller.abort(new DOMException(`no answer within ${timeoutMs} ms`, 'TimeoutError')), timeoutMs);
+    if (parent?.aborted) this.onAbort();
+    else parent?.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  dispose(): void {
+    clearTimeout(this.timer);
+    this.parent?.removeEventListener('abort', this.onAbort);
+  }
+}
+
+async function call(connected: Connected, s: CallSettings, task: string, frame: RunFrame, signal: AbortSignal): Promise<RemoteChildResponse> {
   const span = new RemoteSpan(s.name, connected.server, frame.traceContext);
   const lineage = s.lineage ?? connected.extension;
   const events = frame.events !== undefined && lineage && connected.transport.streaming ? new RemoteEvents(frame.events, frame) : undefined;
   const reader = new RemoteTaskReader(events?.take);
-  const contextId = randomUUID();
+  // The child run's id is unique to this call: it names the message and the context it is sent in.
+  const contextId = frame.runId;
   const headers = { ...s.headers, ...outgoingHeaders(frame, span.context, lineage, s.timeoutMs) };
   let dispatched = false;
   let failure: unknown;

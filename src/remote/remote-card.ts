@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { QUOTE_BYTES, targetOf, type RemoteHttp } from './http-client.js';
 import { JsonRpcTransport } from './jsonrpc-transport.js';
 import { wireText } from './outcome.js';
@@ -27,6 +26,8 @@ export interface ConnectSettings {
   maxResponseBytes: number;
   /** False: never stream, even when the agent can. */
   stream: boolean;
+  /** Take the SDK's client even for A2A 1.0 JSON-RPC (bench/remote.js --sdk-transport compares the two). */
+  viaSdk?: boolean;
 }
 
 function serverOf(url: URL): { address: string; port: number } {
@@ -73,9 +74,9 @@ export async function connect(http: RemoteHttp, s: ConnectSettings): Promise<Con
   const capabilities = isObject(card.capabilities) ? card.capabilities : {};
   const streaming = s.stream && capabilities.streaming === true;
   const extension = Array.isArray(capabilities.extensions) && capabilities.extensions.some((e) => isObject(e) && e.uri === USAGE_LINEAGE_EXTENSION);
-  const endpoint = jsonRpc1(card);
+  const endpoint = s.viaSdk ? undefined : jsonRpc1(card);
   if (endpoint !== undefined) {
-    return { transport: new JsonRpcTransport(http, targetOf(endpoint), streaming, s.maxResponseBytes, randomUUID), extension, server: serverOf(endpoint) };
+    return { transport: new JsonRpcTransport(http, targetOf(endpoint), streaming, s.maxResponseBytes), extension, server: serverOf(endpoint) };
   }
   const [sdk, core] = await Promise.all([loadClientSdk(), loadCoreSdk()]);
   const fetchImpl = http.fetchFor(s.maxResponseBytes);
@@ -87,5 +88,5 @@ export async function connect(http: RemoteHttp, s: ConnectSettings): Promise<Con
   });
   const client = await factory.createFromUrl(s.url);
   const url = typeof card.url === 'string' ? card.url : s.url;
-  return { transport: new SdkTransport(client, core, streaming, randomUUID), extension, server: serverOf(new URL(url)) };
+  return { transport: new SdkTransport(client, core, streaming), extension, server: serverOf(new URL(url)) };
 }

@@ -69,7 +69,11 @@ export class RemoteChildAgent implements ChildAgent {
   private readonly http = new RemoteHttp();
   private readonly settings: CallSettings;
 
-  constructor(private readonly options: Readonly<RemoteChildOptions>) {
+  constructor(
+    private readonly options: Readonly<RemoteChildOptions>,
+    /** Not an option users set: the benchmark's way to time the SDK's client on the same server. */
+    private readonly internal: { viaSdk?: boolean } = {},
+  ) {
     this.settings = { name: options.name, headers: lowerCased(options.headers), timeoutMs: options.timeoutMs ?? REMOTE_DEFAULTS.timeoutMs, lineage: options.lineage };
   }
 
@@ -85,6 +89,7 @@ export class RemoteChildAgent implements ChildAgent {
       headers: this.settings.headers,
       maxResponseBytes: this.options.maxResponseBytes ?? REMOTE_DEFAULTS.maxResponseBytes,
       stream: this.options.stream !== false,
+      viaSdk: this.internal.viaSdk === true,
     });
     this.connected.catch(() => (this.connected = undefined));
     return this.connected;

@@ -15,14 +15,13 @@ export class SdkTransport implements A2ATransport {
     private readonly client: Client,
     private readonly core: CoreSdk,
     readonly streaming: boolean,
-    private readonly newId: () => string,
   ) {}
 
   private request(call: RemoteSend): SendMessageRequest {
     return {
       tenant: '',
       message: {
-        messageId: this.newId(),
+        messageId: call.contextId,
         contextId: call.contextId,
         taskId: '',
         role: this.core.Role.ROLE_USER,
@@ -31,7 +30,7 @@ export class SdkTransport implements A2ATransport {
         extensions: [],
         referenceTaskIds: [],
       },
-      configuration: { acceptedOutputModes: ['text/plain', 'application/json'], taskPushNotificationConfig: undefined, returnImmediately: false },
+      configuration: { acceptedOutputModes: ['text/plain', 'application/json'], taskPushNotificationConfig: undefined, returnImmediately: false, historyLength: 0 },
       metadata: call.events ? { [USAGE_LINEAGE_EXTENSION]: { events: true } } : undefined,
     };
   }

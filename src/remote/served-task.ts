@@ -39,6 +39,7 @@ export class ServedTask {
   readonly ended: Promise<void>;
   private readonly controller = new AbortController();
   private watchers: Set<TaskWatcher> | undefined;
+  private endHooks: (() => void)[] | undefined;
   private pending: RunEvent[] | undefined;
   private cancelRequested = false;
   /** The spend read just before the run was stopped: an aborted run's error carries none. */
@@ -97,6 +98,11 @@ export class ServedTask {
     this.controller.abort(new AbortError(reason));
   }
 
+  /** Calls `then` once the run has ended (before anyone awaiting `ended` resumes). */
+  onEnd(then: () => void): void {
+    (this.endHooks ??= []).push(then);
+  }
+
   /** Tells `watcher` of every later event and of the end; returns how to stop watching. */
   watch(watcher: TaskWatcher): () => void {
     (this.watchers ??= new Set()).add(watcher);
@@ -143,6 +149,7 @@ export class ServedTask {
     this.flush();
     this.tell({ type: 'ended' });
     this.watchers = undefined;
+    for (const hook of this.endHooks ?? []) hook();
     this.markEnded();
   }
 }

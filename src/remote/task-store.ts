@@ -51,7 +51,7 @@ export class TaskStore {
 
   add(t: ServedTask): void {
     this.inFlight.set(t.id, t);
-    void t.ended.then(() => this.retire(t));
+    t.onEnd(() => this.retire(t));
   }
 
   private retire(t: ServedTask): void {
