@@ -5,6 +5,7 @@
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { propagation, ROOT_CONTEXT, SpanKind, trace } from '@opentelemetry/api';
 import { AGENT_CARD_PATH, AgentCard, TaskState } from '@a2a-js/sdk';
 import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore, JsonRpcTransportHandler, ServerCallContext, type AgentExecutor } from '@a2a-js/sdk/server';
 
@@ -18,6 +19,8 @@ export interface ForeignOptions {
   workMs?: number;
   /** Task metadata sent with the answer (a foreign agent imitating symfonic's extension, say). */
   metadata?: Record<string, unknown>;
+  /** Handle each request inside a SERVER span of the caller's trace (read from its traceparent). */
+  traced?: boolean;
 }
 
 export interface Foreign {
@@ -78,6 +81,8 @@ export async function foreignAgent(o: ForeignOptions = {}): Promise<Foreign> {
     const rpc = JSON.parse(body) as { method: string; params: Record<string, unknown> };
     requests.push({ method: rpc.method, headers: req.headers, params: rpc.params });
     handler ??= new DefaultRequestHandler(card(), store, executor);
+    const span = o.traced ? trace.getTracer('js-sdk-agent').startSpan('js-sdk serve', { kind: SpanKind.SERVER }, propagation.extract(ROOT_CONTEXT, req.headers)) : undefined;
+    res.once('close', () => span?.end());
     const answer = await new JsonRpcTransportHandler(handler).handle(body, new ServerCallContext({ requestedVersion: '1.0' }));
     if (typeof (answer as AsyncIterable<unknown>)[Symbol.asyncIterator] !== 'function') {
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
