@@ -30,6 +30,9 @@ export function requestedExtensions(headers: Headers): Set<string> {
 
 /** Whether a request activates symfonic's extension. */
 export function activatesUsageLineage(headers: Headers): boolean {
+  // The common case, a symfonic caller naming this one extension, without splitting anything.
+  if (headers[HEADER.extensions] === USAGE_LINEAGE_EXTENSION) return true;
+  if (headers[HEADER.extensions] === undefined && headers[HEADER.legacyExtensions] === undefined) return false;
   return requestedExtensions(headers).has(USAGE_LINEAGE_EXTENSION);
 }
 

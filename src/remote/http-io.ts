@@ -47,14 +47,12 @@ export function sendEvent(res: ServerResponse, json: string, extraHeaders: Recor
 }
 
 /**
- * A JSON-RPC stream as server-sent events: one `data:` event per answer, as the A2A JSON-RPC
- * binding streams. Stops reading `answers` when the caller hangs up.
+ * A JSON-RPC stream as server-sent events: one `data:` event per answer (JSON text), as the A2A
+ * JSON-RPC binding streams. Stops reading `answers` when the caller hangs up.
  */
-export async function sendStream(res: ServerResponse, answers: AsyncIterable<unknown>, extraHeaders: Record<string, string> = {}): Promise<void> {
+export async function sendStream(res: ServerResponse, answers: AsyncIterable<string>, extraHeaders: Record<string, string> = {}): Promise<void> {
   if (res.headersSent || res.destroyed) return;
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', ...extraHeaders });
-  // Headers go out now: a client waits for them before it reads the first event.
-  res.flushHeaders();
   const iterator = answers[Symbol.asyncIterator]();
   const onClose = () => void iterator.return?.(undefined);
   res.once('close', onClose);
@@ -62,7 +60,7 @@ export async function sendStream(res: ServerResponse, answers: AsyncIterable<unk
     for (;;) {
       const next = await iterator.next();
       if (next.done || res.destroyed) break;
-      res.write(`data: ${JSON.stringify(next.value)}\n\n`);
+      res.write(`data: ${next.value}\n\n`);
     }
   } finally {
     res.off('close', onClose);

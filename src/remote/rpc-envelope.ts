@@ -22,6 +22,7 @@ export const RPC_CODE = Object.freeze({
   taskNotCancelable: -32002,
   pushNotificationNotSupported: -32003,
   unsupportedOperation: -32004,
+  contentTypeNotSupported: -32005,
   versionNotSupported: -32009,
 });
 
@@ -71,4 +72,15 @@ export function readRpc(body: string): RpcRequest | RpcRefusal {
   const params = value.params ?? {};
   if (!isObject(params)) return new RpcRefusal(id, RPC_CODE.invalidParams, 'params must be an object');
   return { id, method: value.method, params };
+}
+
+/** A request the handler refuses with an A2A error: the binding answers it with `code` and the message. */
+export class A2AProblem extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'A2AProblem';
+  }
 }

@@ -57,10 +57,11 @@ function optionalString(o: Record<string, unknown>, key: string, where: string):
 
 function partProblem(p: unknown, i: number): ParamsProblem | undefined {
   if (!isObject(p)) return problem(`message.parts[${i}] must be an object`);
-  const contents = PART_CONTENT.filter((k) => p[k] !== undefined);
-  if (contents.length !== 1) return problem(`message.parts[${i}] must hold exactly one of text, raw, url or data`);
+  let contents = 0;
+  for (const k of PART_CONTENT) if (p[k] !== undefined) contents++;
+  if (contents !== 1) return problem(`message.parts[${i}] must hold exactly one of text, raw, url or data`);
   if (p.text !== undefined && typeof p.text !== 'string') return problem(`message.parts[${i}].text must be a string`);
-  if ((p.raw !== undefined && typeof p.raw !== 'string') || (p.url !== undefined && typeof p.url !== 'string')) return problem(`message.parts[${i}].${contents[0]} must be a string`);
+  if ((p.raw !== undefined && typeof p.raw !== 'string') || (p.url !== undefined && typeof p.url !== 'string')) return problem(`message.parts[${i}]: raw and url are strings`);
   if (p.metadata !== undefined && !isObject(p.metadata)) return problem(`message.parts[${i}].metadata must be an object`);
   return undefined;
 }
@@ -123,7 +124,7 @@ function listProblem(params: Record<string, unknown>): ParamsProblem | undefined
  * otherwise run. Undefined when they are fine.
  */
 export function v1ParamsProblem(method: string, params: Record<string, unknown>): ParamsProblem | undefined {
-  if (Object.keys(params).some((k) => k === '')) return problem('params has an empty key');
+  if ('' in params) return problem('params has an empty key');
   switch (method) {
     case 'SendMessage':
     case 'SendStreamingMessage':

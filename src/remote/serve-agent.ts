@@ -11,7 +11,9 @@ import { legacyParamsProblem, LEGACY_METHODS, STREAMING_METHODS, v1ParamsProblem
 import { loadPropagator, loadServerSdk, type ServerSdk } from './sdk.js';
 import { resolveServeOptions, type ResolvedServeOptions, type ServeAgentOptions } from './serve-options.js';
 import { servedFrame } from './served-frame.js';
-import { SERVED_REQUEST, ServedHandler, type ServedRequest } from './served-handler.js';
+import { ServedTasks, type ServedRequest } from './served-handler.js';
+import { answerV1, type RpcAnswer } from './served-jsonrpc.js';
+import { LegacyHandler, SERVED_REQUEST } from './legacy-handler.js';
 import { TaskStore } from './task-store.js';
 import { AGENT_CARD_PATH, HEADER, USAGE_LINEAGE_EXTENSION } from './wire.js';
 
@@ -22,10 +24,9 @@ export interface ServedAgent {
   close(): Promise<void>;
 }
 
-interface Transport {
-  handle(body: Record<string, unknown>, context: ServerCallContextLike): Promise<unknown>;
+interface LegacyTransport {
+  handle(body: Record<string, unknown>, context: InstanceType<ServerSdk['server']['ServerCallContext']>): Promise<unknown>;
 }
-type ServerCallContextLike = InstanceType<ServerSdk['server']['ServerCallContext']>;
 
 const RUN_METHODS = new Set(['SendMessage', 'SendStreamingMessage', 'message/send', 'message/stream']);
 
@@ -47,7 +48,8 @@ class Served {
     private readonly agent: SymfonicAgent,
     private readonly options: ResolvedServeOptions,
     private readonly cards: { v1: string; v03: string; either: string },
-    private readonly transports: { v1: Transport; legacy: Transport },
+    private readonly tasks: ServedTasks,
+    private readonly legacy: LegacyTransport,
   ) {}
 
   private cardPaths(): string[] {
@@ -140,20 +142,29 @@ class Served {
     };
     res.once('close', onClose);
     const request: ServedRequest = { principal, runOptions, extension, onHangUp: (f) => hangUps.push(f), backlog: () => res.writableLength };
-    const context = new this.sdk.server.ServerCallContext({
-      user: { isAuthenticated: true, userName: principal.principal },
-      requestedVersion: binding === 'v1' ? '1.0' : '0.3',
-      state: new Map([[SERVED_REQUEST, request]]),
-    });
     const headers: Record<string, string> = extension ? { 'a2a-extensions': USAGE_LINEAGE_EXTENSION } : {};
     try {
-      const answer = await this.transports[binding].handle({ jsonrpc: '2.0', id: rpc.id, method: rpc.method, params: rpc.params }, context);
-      if (isAsyncIterable(answer)) await sendStream(res, answer, headers);
-      else if (streaming) sendEvent(res, JSON.stringify(answer), headers);
-      else sendRaw(res, JSON.stringify(answer), headers);
+      const answer = binding === 'v1' ? await answerV1(this.tasks, rpc, request) : await this.answerLegacy(rpc, request);
+      if (typeof answer !== 'string') await sendStream(res, answer, headers);
+      else if (streaming) sendEvent(res, answer, headers);
+      else sendRaw(res, answer, headers);
     } finally {
       res.off('close', onClose);
     }
+  }
+
+  /** A 0.3 request, through the SDK's 0.3 transport over the same tasks. */
+  private async answerLegacy(rpc: RpcRequest, request: ServedRequest): Promise<RpcAnswer> {
+    const context = new this.sdk.server.ServerCallContext({
+      user: { isAuthenticated: true, userName: request.principal.principal },
+      requestedVersion: '0.3',
+      state: new Map([[SERVED_REQUEST, request]]),
+    });
+    const answer = await this.legacy.handle({ jsonrpc: '2.0', id: rpc.id, method: rpc.method, params: rpc.params }, context);
+    if (!isAsyncIterable(answer)) return JSON.stringify(answer);
+    return (async function* () {
+      for await (const event of answer) yield JSON.stringify(event);
+    })();
   }
 }
 
@@ -185,11 +196,9 @@ export async function serveAgent(agent: SymfonicAgent, options: ServeAgentOption
   // The card names the endpoint's URL: the deployment's public one when given, else the bound address.
   const cards = agentCards(agent, resolved.publicUrl ?? (resolved.path === '/' ? `${base}/` : url));
   const store = new TaskStore(resolved.recentTasks);
-  const handler = new ServedHandler(agent, sdk.core.AgentCard.fromJSON(cards.v1), store, sdk.errors);
-  served = new Served(sdk, propagator, agent, resolved, { v1: JSON.stringify(cards.v1), v03: JSON.stringify(cards.v03), either: JSON.stringify(cards.either) }, {
-    v1: new sdk.server.JsonRpcTransportHandler(handler) as Transport,
-    legacy: new sdk.legacyServer.LegacyJsonRpcTransportHandler(handler) as Transport,
-  });
+  const tasks = new ServedTasks(agent, store);
+  const legacy = new sdk.legacyServer.LegacyJsonRpcTransportHandler(new LegacyHandler(sdk, tasks, sdk.core.AgentCard.fromJSON(cards.v1))) as LegacyTransport;
+  served = new Served(sdk, propagator, agent, resolved, { v1: JSON.stringify(cards.v1), v03: JSON.stringify(cards.v03), either: JSON.stringify(cards.either) }, tasks, legacy);
   let closing: Promise<void> | undefined;
   return Object.freeze({
     url,

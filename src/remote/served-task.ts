@@ -1,9 +1,9 @@
-import type { Message } from '@a2a-js/sdk';
 import type { AgentResponse } from '../agent/agent-response.js';
 import type { RunEvent } from '../agent/run-events.js';
 import { markInternal } from '../core/abort.js';
 import { AbortError } from '../core/errors.js';
 import { failureOf, type RemoteFailure } from './outcome.js';
+import type { Json } from './task-view.js';
 import { spentReport, usageReport, type UsageReport } from './usage-report.js';
 import { TASK_STATE, TERMINAL_STATES, type TaskStateNumber } from './wire.js';
 
@@ -51,7 +51,8 @@ export class ServedTask {
     readonly contextId: string,
     /** The principal that created it: only it may read, list or cancel it. */
     readonly owner: string,
-    readonly userMessage: Message,
+    /** The message that started it, as A2A 1.0 JSON, with its task and context ids set. */
+    readonly userMessage: Json,
     private readonly spentSoFar: SpentSoFar = () => undefined,
   ) {
     // The run listens on this signal directly, as on a run's own (one listener per wait).

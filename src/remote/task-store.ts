@@ -97,6 +97,9 @@ export class TaskStore {
 
 function charsOf(t: ServedTask): number {
   let n = t.answer?.length ?? 0;
-  for (const p of t.userMessage.parts) if (p.content?.$case === 'text') n += p.content.value.length;
+  for (const p of t.userMessage.parts as Record<string, unknown>[]) {
+    for (const value of [p.text, p.raw, p.url]) if (typeof value === 'string') n += value.length;
+    if (p.data !== undefined) n += JSON.stringify(p.data).length;
+  }
   return n + 256;
 }

@@ -1,7 +1,6 @@
-import type { StreamResponse } from '@a2a-js/sdk';
 import type { RunEvent } from '../agent/run-events.js';
 import type { ServedTask, TaskNews } from './served-task.js';
-import { endUpdates, eventsUpdate, taskUpdate, type TaskView } from './task-view.js';
+import { endUpdates, eventsUpdate, taskJson, type Json, type TaskView } from './task-view.js';
 
 /**
  * How far a stream's writes may run ahead of its caller's reading before its text deltas are
@@ -20,7 +19,7 @@ function thinned(events: readonly RunEvent[], backlog: number): readonly RunEven
  * then the answer's artifact and the final status. It watches from the moment it is made, so
  * make it before the run starts: no event is lost in between.
  */
-export function watchTask(task: ServedTask, view: TaskView, backlog: () => number): AsyncGenerator<StreamResponse, void, undefined> {
+export function watchTask(task: ServedTask, view: TaskView, backlog: () => number): AsyncGenerator<Json, void, undefined> {
   const queue: TaskNews[] = [];
   let wake: (() => void) | undefined;
   const stop = task.terminal
@@ -29,9 +28,9 @@ export function watchTask(task: ServedTask, view: TaskView, backlog: () => numbe
         queue.push(news);
         wake?.();
       });
-  async function* stream(): AsyncGenerator<StreamResponse, void, undefined> {
+  async function* stream(): AsyncGenerator<Json, void, undefined> {
     try {
-      yield taskUpdate(task, view);
+      yield { task: taskJson(task, view) };
       for (;;) {
         if (task.terminal && queue.every((n) => n.type !== 'events')) break;
         while (queue.length === 0) await new Promise<void>((resolve) => (wake = resolve));

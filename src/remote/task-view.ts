@@ -1,8 +1,13 @@
-import type { Artifact, Message, Part, StreamResponse, Task } from '@a2a-js/sdk';
 import type { RunEvent } from '../agent/run-events.js';
 import { usageLineageMetadata, type UsageLineageData } from './extension.js';
 import type { ServedTask } from './served-task.js';
 import { TASK_STATE } from './wire.js';
+
+/**
+ * A2A 1.0's JSON, as served tasks are spelled on the wire (the proto's JSON form: camelCase
+ * fields, enum names, empty lists and unset fields left out). The 0.3 binding converts from it.
+ */
+export type Json = Record<string, unknown>;
 
 /** How much of a task a reader gets: history cut to its last n messages, artifacts or not, symfonic's extension or not. */
 export interface TaskView {
@@ -15,16 +20,14 @@ export interface TaskView {
 /** The answer's artifact id: one artifact a task, the served run's final text. */
 export const ANSWER_ARTIFACT = 'answer';
 
-export function textPart(value: string): Part {
-  return { content: { $case: 'text', value }, mediaType: 'text/plain', filename: '', metadata: undefined };
+const STATE_NAME: Readonly<Record<number, string>> = Object.fromEntries(Object.entries(TASK_STATE).map(([k, v]) => [v, `TASK_STATE_${k}`]));
+
+function agentMessage(t: ServedTask, text: string): Json {
+  return { messageId: `${t.id}:status`, contextId: t.contextId, taskId: t.id, role: 'ROLE_AGENT', parts: [{ text, mediaType: 'text/plain' }] };
 }
 
-function agentMessage(t: ServedTask, text: string): Message {
-  return { messageId: `${t.id}:status`, contextId: t.contextId, taskId: t.id, role: 2, parts: [textPart(text)], metadata: undefined, extensions: [], referenceTaskIds: [] };
-}
-
-function answerArtifact(text: string): Artifact {
-  return { artifactId: ANSWER_ARTIFACT, name: 'answer', description: '', parts: [textPart(text)], metadata: undefined, extensions: [] };
+function answerArtifact(text: string): Json {
+  return { artifactId: ANSWER_ARTIFACT, name: 'answer', parts: [{ text, mediaType: 'text/plain' }] };
 }
 
 function extensionData(t: ServedTask): UsageLineageData {
@@ -34,47 +37,33 @@ function extensionData(t: ServedTask): UsageLineageData {
   return data;
 }
 
-function status(t: ServedTask): Task['status'] {
+function status(t: ServedTask): Json {
   // A run that did not answer says why in words any client shows; the answer itself is an artifact.
-  return { state: t.state, message: t.failure === undefined ? undefined : agentMessage(t, t.failure.message), timestamp: new Date(t.updatedMs).toISOString() };
+  const s: Json = { state: STATE_NAME[t.state], timestamp: new Date(t.updatedMs).toISOString() };
+  if (t.failure !== undefined) s.message = agentMessage(t, t.failure.message);
+  return s;
 }
 
 /** The task as A2A's Task, cut to `view`. */
-export function taskOf(t: ServedTask, view: TaskView): Task {
-  const n = view.historyLength;
-  const history = n === 0 ? [] : [t.userMessage].slice(n === undefined ? 0 : -n);
-  return {
-    id: t.id,
-    contextId: t.contextId,
-    status: status(t),
-    artifacts: view.artifacts && t.answer !== undefined ? [answerArtifact(t.answer)] : [],
-    history,
-    metadata: view.extension && (t.report !== undefined || t.failure !== undefined) ? usageLineageMetadata(extensionData(t)) : undefined,
-  };
-}
-
-/** A stream's first answer: the task as it stands. */
-export function taskUpdate(t: ServedTask, view: TaskView): StreamResponse {
-  return { payload: { $case: 'task', value: taskOf(t, view) } };
+export function taskJson(t: ServedTask, view: TaskView): Json {
+  const task: Json = { id: t.id, contextId: t.contextId, status: status(t) };
+  if (view.artifacts && t.answer !== undefined) task.artifacts = [answerArtifact(t.answer)];
+  if (view.historyLength !== 0) task.history = [t.userMessage];
+  if (view.extension && (t.report !== undefined || t.failure !== undefined)) task.metadata = usageLineageMetadata(extensionData(t));
+  return task;
 }
 
 /** Run events of the served tree, as a status update of a working task carrying them in the extension. */
-export function eventsUpdate(t: ServedTask, events: readonly RunEvent[]): StreamResponse {
-  return {
-    payload: {
-      $case: 'statusUpdate',
-      value: { taskId: t.id, contextId: t.contextId, status: { state: TASK_STATE.WORKING, message: undefined, timestamp: new Date().toISOString() }, metadata: usageLineageMetadata({ events }) },
-    },
-  };
+export function eventsUpdate(t: ServedTask, events: readonly RunEvent[]): Json {
+  return { statusUpdate: { taskId: t.id, contextId: t.contextId, status: { state: STATE_NAME[TASK_STATE.WORKING], timestamp: new Date().toISOString() }, metadata: usageLineageMetadata({ events }) } };
 }
 
 /** The end of a stream: the answer as an artifact (when there is one), then the final status. */
-export function endUpdates(t: ServedTask, view: TaskView): StreamResponse[] {
-  const out: StreamResponse[] = [];
-  if (t.answer !== undefined) {
-    out.push({ payload: { $case: 'artifactUpdate', value: { taskId: t.id, contextId: t.contextId, artifact: answerArtifact(t.answer), append: false, lastChunk: true, metadata: undefined } } });
-  }
-  const metadata = view.extension ? usageLineageMetadata(extensionData(t)) : undefined;
-  out.push({ payload: { $case: 'statusUpdate', value: { taskId: t.id, contextId: t.contextId, status: status(t), metadata } } });
+export function endUpdates(t: ServedTask, view: TaskView): Json[] {
+  const out: Json[] = [];
+  if (t.answer !== undefined) out.push({ artifactUpdate: { taskId: t.id, contextId: t.contextId, artifact: answerArtifact(t.answer), lastChunk: true } });
+  const update: Json = { taskId: t.id, contextId: t.contextId, status: status(t) };
+  if (view.extension) update.metadata = usageLineageMetadata(extensionData(t));
+  out.push({ statusUpdate: update });
   return out;
 }
