@@ -47,23 +47,29 @@ export function sendEvent(res: ServerResponse, json: string, extraHeaders: Recor
 }
 
 /**
- * A JSON-RPC stream as server-sent events: one `data:` event per answer (JSON text), as the A2A
- * JSON-RPC binding streams. Stops reading `answers` when the caller hangs up.
+ * A JSON-RPC stream as server-sent events: one `data:` event per response (JSON text), as the A2A
+ * JSON-RPC binding streams, written as the stream pushes them. Stops the stream when the caller
+ * hangs up.
  */
-export async function sendStream(res: ServerResponse, answers: AsyncIterable<string>, extraHeaders: Record<string, string> = {}): Promise<void> {
-  if (res.headersSent || res.destroyed) return;
+export function sendStream(res: ServerResponse, stream: { start(write: (json: string) => void, end: () => void, backlog: () => number): () => void }, extraHeaders: Record<string, string> = {}): Promise<void> {
+  if (res.headersSent || res.destroyed) return Promise.resolve();
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', ...extraHeaders });
-  const iterator = answers[Symbol.asyncIterator]();
-  const onClose = () => void iterator.return?.(undefined);
-  res.once('close', onClose);
-  try {
-    for (;;) {
-      const next = await iterator.next();
-      if (next.done || res.destroyed) break;
-      res.write(`data: ${next.value}\n\n`);
-    }
-  } finally {
-    res.off('close', onClose);
-    res.end();
-  }
+  return new Promise<void>((resolve) => {
+    let stop: (() => void) | undefined;
+    const done = () => {
+      res.off('close', done);
+      stop?.();
+      resolve();
+    };
+    res.once('close', done);
+    stop = stream.start(
+      (json) => void (res.destroyed || res.write(`data: ${json}\n\n`)),
+      () => {
+        res.end();
+        done();
+      },
+      () => res.writableLength,
+    );
+    if (res.writableEnded) stop();
+  });
 }

@@ -3,7 +3,7 @@ import { QUOTE_BYTES, readCounted } from './http-client.js';
 import { wireText } from './outcome.js';
 import type { RemoteTaskReader } from './remote-task.js';
 import { isObject } from './rpc-envelope.js';
-import { sseData } from './sse-reader.js';
+import { readSse } from './sse-reader.js';
 import { TransportError, type A2ATransport, type RemoteSend } from './transport.js';
 import { USAGE_LINEAGE_EXTENSION } from './wire.js';
 
@@ -76,10 +76,10 @@ export class JsonRpcTransport implements A2ATransport {
       reader.read(resultOf(await readCounted(opened.body, this.limit), id));
       return;
     }
-    for await (const data of sseData(opened.body, this.limit)) {
+    await readSse(opened.body, this.limit, (data) => {
       reader.read(resultOf(data, id));
-      if (reader.done) break;
-    }
+      return reader.done;
+    });
   }
 
   /** One JSON-RPC call answered whole. */

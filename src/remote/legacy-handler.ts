@@ -3,6 +3,7 @@ import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import { A2AProblem, RPC_CODE } from './rpc-envelope.js';
 import type { ServerSdk } from './sdk.js';
 import type { SendParams, ServedRequest, ServedTasks } from './served-handler.js';
+import { iterateStream } from './task-stream.js';
 import type { Json } from './task-view.js';
 
 export const SERVED_REQUEST = 'symfonic.servedRequest';
@@ -71,12 +72,12 @@ export class LegacyHandler implements A2ARequestHandler {
 
   async *sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
     const stream = await this.call(() => this.tasks.stream(this.params(params), LegacyHandler.served(context)));
-    for await (const event of stream) yield this.sdk.core.StreamResponse.fromJSON(event);
+    for await (const event of iterateStream(stream)) yield this.sdk.core.StreamResponse.fromJSON(event);
   }
 
   async *resubscribe(params: SubscribeToTaskRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
     const stream = await this.call(() => this.tasks.subscribe(params.id, LegacyHandler.served(context)));
-    for await (const event of stream) yield this.sdk.core.StreamResponse.fromJSON(event);
+    for await (const event of iterateStream(stream)) yield this.sdk.core.StreamResponse.fromJSON(event);
   }
 
   getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {

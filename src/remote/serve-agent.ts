@@ -12,7 +12,7 @@ import { loadPropagator, loadServerSdk, type ServerSdk } from './sdk.js';
 import { resolveServeOptions, type ResolvedServeOptions, type ServeAgentOptions } from './serve-options.js';
 import { servedFrame } from './served-frame.js';
 import { ServedTasks, type ServedRequest } from './served-handler.js';
-import { answerV1, type RpcAnswer } from './served-jsonrpc.js';
+import { answerV1, type RpcAnswer, type RpcStream } from './served-jsonrpc.js';
 import { LegacyHandler, SERVED_REQUEST } from './legacy-handler.js';
 import { TaskStore } from './task-store.js';
 import { AGENT_CARD_PATH, HEADER, USAGE_LINEAGE_EXTENSION } from './wire.js';
@@ -141,7 +141,7 @@ class Served {
       if (!res.writableFinished) for (const f of hangUps) f();
     };
     res.once('close', onClose);
-    const request: ServedRequest = { principal, runOptions, extension, onHangUp: (f) => hangUps.push(f), backlog: () => res.writableLength };
+    const request: ServedRequest = { principal, runOptions, extension, onHangUp: (f) => hangUps.push(f) };
     const headers: Record<string, string> = extension ? { 'a2a-extensions': USAGE_LINEAGE_EXTENSION } : {};
     try {
       const answer = binding === 'v1' ? await answerV1(this.tasks, rpc, request) : await this.answerLegacy(rpc, request);
@@ -161,11 +161,29 @@ class Served {
       state: new Map([[SERVED_REQUEST, request]]),
     });
     const answer = await this.legacy.handle({ jsonrpc: '2.0', id: rpc.id, method: rpc.method, params: rpc.params }, context);
-    if (!isAsyncIterable(answer)) return JSON.stringify(answer);
-    return (async function* () {
-      for await (const event of answer) yield JSON.stringify(event);
-    })();
+    return isAsyncIterable(answer) ? pumped(answer) : JSON.stringify(answer);
   }
+}
+
+/** An iteration of responses (the SDK's 0.3 streams) as a stream the HTTP layer starts. */
+function pumped(answers: AsyncIterable<unknown>): RpcStream {
+  return {
+    start(write, end) {
+      const iterator = answers[Symbol.asyncIterator]();
+      let stopped = false;
+      void (async () => {
+        try {
+          for (let next = await iterator.next(); !next.done && !stopped; next = await iterator.next()) write(JSON.stringify(next.value));
+        } finally {
+          end();
+        }
+      })();
+      return () => {
+        stopped = true;
+        void iterator.return?.(undefined);
+      };
+    },
+  };
 }
 
 function listen(server: Server, port: number, host: string): Promise<AddressInfo> {

@@ -7,7 +7,7 @@ import type { Principal } from './principal.js';
 import { A2AProblem, RPC_CODE } from './rpc-envelope.js';
 import { ServedTask } from './served-task.js';
 import { BadPageToken, type TaskStore } from './task-store.js';
-import { watchTask } from './task-stream.js';
+import { taskStream, type TaskStream } from './task-stream.js';
 import { taskJson, type Json, type TaskView } from './task-view.js';
 import type { UsageReport } from './usage-report.js';
 import { TASK_STATE } from './wire.js';
@@ -21,8 +21,6 @@ export interface ServedRequest {
   extension: boolean;
   /** `fn` runs if the caller hangs up before its answer is written. */
   onHangUp(fn: () => void): void;
-  /** Bytes written to the caller and not yet sent: a stream past its limit drops text deltas. */
-  backlog(): number;
 }
 
 /** SendMessage's params as A2A 1.0 JSON, already checked (rpc-params.ts). */
@@ -56,7 +54,7 @@ export class ServedTasks {
     private readonly store: TaskStore,
   ) {}
 
-  /** The task for a message, not yet running (a stream watches it before its run starts). */
+  /** The task for a message, checked, neither kept nor running yet (a stream watches it before its run starts). */
   private createTask(params: SendParams, req: ServedRequest): { task: ServedTask; text: string; options: Omit<RunOptions, 'signal'> } {
     const message = params.message;
     if (typeof message.taskId === 'string' && message.taskId !== '') this.refuseFollowUp(message.taskId, req.principal.principal);
@@ -69,13 +67,13 @@ export class ServedTasks {
     const options = req.runOptions.runId === undefined ? { ...req.runOptions, runId: newRunId() } : req.runOptions;
     const runId = options.runId!;
     const task = new ServedTask(id, contextId, req.principal.principal, { ...message, taskId: id, contextId }, () => this.spentSoFar(runId, options.scope?.tenantId));
-    this.store.add(task);
     return { task, text, options };
   }
 
-  /** Runs the agent on the task; `events` asks for the served tree's run events. */
+  /** Keeps the task and runs the agent on it; `events` asks for the served tree's run events. */
   private run(created: { task: ServedTask; text: string; options: Omit<RunOptions, 'signal'> }, events: boolean): ServedTask {
     const { task, text, options } = created;
+    this.store.add(task);
     task.start((signal, onEvent) => this.agent.run(text, onEvent ? { ...options, signal, onEvent } : { ...options, signal }), events);
     return task;
   }
@@ -125,20 +123,25 @@ export class ServedTasks {
   }
 
   /** SendStreamingMessage: the task, its tree's run events (when asked for), its answer and its end. */
-  stream(params: SendParams, req: ServedRequest): AsyncGenerator<Json, void, undefined> {
+  stream(params: SendParams, req: ServedRequest): TaskStream {
     const created = this.createTask(params, req);
     const view: TaskView = { historyLength: params.configuration?.historyLength, artifacts: true, extension: req.extension };
-    const stream = watchTask(created.task, view, req.backlog);
-    // Run events go out only to a caller that activated the extension and asked for them.
-    const task = this.run(created, req.extension && readUsageLineage(params.metadata)?.events === true);
-    req.onHangUp(() => task.abort('the caller closed the stream'));
-    return stream;
+    const stream = taskStream(created.task, view);
+    return {
+      start: (out) => {
+        const stop = stream.start(out);
+        // Run events go out only to a caller that activated the extension and asked for them.
+        const task = this.run(created, req.extension && readUsageLineage(params.metadata)?.events === true);
+        req.onHangUp(() => task.abort('the caller closed the stream'));
+        return stop;
+      },
+    };
   }
 
-  subscribe(id: string, req: ServedRequest): AsyncGenerator<Json, void, undefined> {
+  subscribe(id: string, req: ServedRequest): TaskStream {
     const task = this.find(id, req);
     if (task.terminal) throw new A2AProblem(RPC_CODE.unsupportedOperation, `task ${id} has ended; read it with GetTask`);
-    return watchTask(task, { artifacts: true, extension: req.extension }, req.backlog);
+    return taskStream(task, { artifacts: true, extension: req.extension });
   }
 
   get(id: string, historyLength: number | undefined, req: ServedRequest): Json {

@@ -1,16 +1,21 @@
 import { A2AProblem, RPC_CODE, RpcRefusal, type RpcId, type RpcRequest } from './rpc-envelope.js';
 import type { SendParams, ServedRequest, ServedTasks } from './served-handler.js';
-import type { Json } from './task-view.js';
+import type { TaskStream } from './task-stream.js';
 
-/** What a method answers: one JSON-RPC response, or a stream of them (one server-sent event each). */
-export type RpcAnswer = string | AsyncIterable<string>;
+/** A stream of JSON-RPC responses (one server-sent event each), started by the HTTP layer. */
+export interface RpcStream {
+  start(write: (response: string) => void, end: () => void, backlog: () => number): () => void;
+}
+
+/** What a method answers: one JSON-RPC response, or a stream of them. */
+export type RpcAnswer = string | RpcStream;
 
 function result(id: RpcId, value: unknown): string {
   return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${JSON.stringify(value)}}`;
 }
 
-async function* results(id: RpcId, values: AsyncIterable<Json>): AsyncGenerator<string, void, undefined> {
-  for await (const value of values) yield result(id, value);
+function results(id: RpcId, stream: TaskStream): RpcStream {
+  return { start: (write, end, backlog) => stream.start({ send: (update) => write(result(id, update)), end, backlog }) };
 }
 
 const PUSH_METHODS = new Set(['CreateTaskPushNotificationConfig', 'GetTaskPushNotificationConfig', 'ListTaskPushNotificationConfigs', 'DeleteTaskPushNotificationConfig']);

@@ -20,40 +20,58 @@ function release(body: IncomingMessage): void {
 }
 
 /**
- * The `data` of each server-sent event in `body`, as it arrives. One event may hold at most
- * `limit` characters (a longer one fails the read with AnswerTooLargeError and drops the
- * connection); the stream as a whole may go on as long as its caller waits. Leaving the loop
- * early lets the rest drain (DRAIN_MS at most), so the connection can be kept alive.
+ * Hands the `data` of each server-sent event in `body` to `onData` as it arrives, until the body
+ * ends or `onData` says it has read enough (true: the rest drains, DRAIN_MS at most, so the
+ * connection can be kept alive). One event may hold at most `limit` characters: a longer one
+ * drops the connection and rejects with AnswerTooLargeError. The stream as a whole may go on as
+ * long as its caller waits. Events are handled as they are parsed, with no iterator between the
+ * socket and the reader.
  */
-export async function* sseData(body: IncomingMessage, limit: number): AsyncGenerator<string, void, undefined> {
-  const decoder = new StringDecoder('utf8');
-  let ready: string[] = [];
-  let failure: Error | undefined;
-  const parser = createParser({
-    maxBufferSize: limit,
-    onEvent: (event) => ready.push(event.data),
-    onError: (error) => {
-      if (error.type === 'max-buffer-size-exceeded') failure = new AnswerTooLargeError(limit);
-    },
-  });
-  let completed = false;
-  try {
-    // Leaving the loop must not destroy the body (the default of a readable's iterator): release() decides.
-    for await (const chunk of body.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
-      parser.feed(decoder.write(chunk));
-      if (failure) {
+export function readSse(body: IncomingMessage, limit: number, onData: (data: string) => boolean): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const decoder = new StringDecoder('utf8');
+    let finished = false;
+    const finish = (error?: unknown) => {
+      if (finished) return;
+      finished = true;
+      body.off('data', onChunk);
+      body.off('end', onEnd);
+      body.off('error', finish);
+      body.off('close', onClose);
+      if (error === undefined) resolve();
+      else reject(error);
+    };
+    const parser = createParser({
+      maxBufferSize: limit,
+      onEvent: (event) => {
+        if (finished) return;
+        try {
+          if (onData(event.data)) {
+            finish();
+            release(body);
+          }
+        } catch (error) {
+          finish(error);
+          body.destroy();
+        }
+      },
+      onError: (error) => {
+        if (error.type !== 'max-buffer-size-exceeded') return;
+        finish(new AnswerTooLargeError(limit));
         body.destroy();
-        throw failure;
-      }
-      const out = ready;
-      ready = [];
-      yield* out;
-    }
-    completed = true;
-    parser.feed(decoder.end());
-    parser.reset({ consume: true });
-    yield* ready;
-  } finally {
-    if (!completed) release(body);
-  }
+      },
+    });
+    const onChunk = (chunk: Buffer) => parser.feed(decoder.write(chunk));
+    const onEnd = () => {
+      parser.feed(decoder.end());
+      parser.reset({ consume: true });
+      finish();
+    };
+    // A connection cut without an error (an abort on this side) still ends the read.
+    const onClose = () => finish(new Error('the stream was cut off before it ended'));
+    body.on('data', onChunk);
+    body.once('end', onEnd);
+    body.once('error', finish);
+    body.once('close', onClose);
+  });
 }
