@@ -17,7 +17,7 @@ export interface UsageLineageData {
 type Headers = Readonly<Record<string, string | string[] | undefined>>;
 
 /** The extension URIs a request asks for, from `A2A-Extensions` (and 0.3's `X-A2A-Extensions`). */
-export function requestedExtensions(headers: Headers): Set<string> {
+function requestedExtensions(headers: Headers): Set<string> {
   const out = new Set<string>();
   for (const name of [HEADER.extensions, HEADER.legacyExtensions]) {
     const raw = headers[name];

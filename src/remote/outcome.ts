@@ -12,7 +12,7 @@ export type RemoteFailure =
   | { type: 'child_error'; message: string; name: string };
 
 /** The most of an error's text that crosses the wire: enough to read, never a dump. */
-export const MAX_FAILURE_TEXT = 2048;
+const MAX_FAILURE_TEXT = 2048;
 
 /** An error's text as another party may read it: secrets redacted, cut to MAX_FAILURE_TEXT. */
 export function wireText(text: string): string {

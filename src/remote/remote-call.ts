@@ -26,7 +26,7 @@ export interface RemoteChildResponse extends ChildResponse {
 }
 
 /** How long a cancel may take before the call stops waiting to hear what the remote spent. */
-export const CANCEL_WAIT_MS = 5_000;
+const CANCEL_WAIT_MS = 5_000;
 
 /** What every call of one remote child shares. */
 export interface CallSettings {

@@ -36,7 +36,7 @@ export interface RemoteChildOptions {
   stream?: boolean;
 }
 
-export const REMOTE_DEFAULTS = Object.freeze({ timeoutMs: 300_000, maxResponseBytes: 16 * 1024 * 1024 });
+const REMOTE_DEFAULTS = Object.freeze({ timeoutMs: 300_000, maxResponseBytes: 16 * 1024 * 1024 });
 /** Past this a string of the answer could no longer be made in V8: the limit can be raised to here, no further. */
 const MAX_RESPONSE_BYTES = 256 * 1024 * 1024;
 

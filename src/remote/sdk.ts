@@ -12,7 +12,6 @@ type LegacyModule = typeof import('@a2a-js/sdk/compat/v0_3');
 type ErrorsModule = typeof import('@a2a-js/sdk/errors');
 
 export type CoreSdk = CoreModule;
-export type ErrorsSdk = ErrorsModule;
 
 export interface ServerSdk {
   core: CoreModule;

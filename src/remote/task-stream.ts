@@ -7,7 +7,7 @@ import { endUpdates, eventsUpdate, taskJson, type Json, type TaskView } from './
  * dropped: the run never waits for a reader (a caller that stops reading would hold the run and
  * its reservations), and every structural event still goes out.
  */
-export const MAX_STREAM_BACKLOG = 1024 * 1024;
+const MAX_STREAM_BACKLOG = 1024 * 1024;
 
 function thinned(events: readonly RunEvent[], backlog: number): readonly RunEvent[] {
   return backlog <= MAX_STREAM_BACKLOG ? events : events.filter((e) => e.type !== 'text.delta');

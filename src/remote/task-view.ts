@@ -18,7 +18,7 @@ export interface TaskView {
 }
 
 /** The answer's artifact id: one artifact a task, the served run's final text. */
-export const ANSWER_ARTIFACT = 'answer';
+const ANSWER_ARTIFACT = 'answer';
 
 const STATE_NAME: Readonly<Record<number, string>> = Object.fromEntries(Object.entries(TASK_STATE).map(([k, v]) => [v, `TASK_STATE_${k}`]));
 
