@@ -9,7 +9,8 @@
 // bench/run.js with --only=remote_hop.
 import { Agent, request, createServer } from 'node:http';
 import { MetricsCollector, SubAgent, SymfonicAgent, TenantBudgets, priceTable } from '../dist/index.js';
-import { RemoteChildAgent, remoteChild, serveAgent } from '../dist/remote/index.js';
+import { remoteChild, serveAgent } from '../dist/remote/index.js';
+import { RemoteChildAgent } from '../dist/remote/remote-child.js';
 import { scriptedModel } from '../dist/testing/index.js';
 import { emit, installSdk, printTable, quantile, result, round2, timeSequential } from './harness.js';
 

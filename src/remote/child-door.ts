@@ -1,38 +1,28 @@
 /**
- * How a remote child is handed its frame and hands its spend back, today: the roster's
- * RUN_IN_FRAME door and the HandOff it carries (src/core/frame-handoff.ts). Kept to this one
- * file because the door is being redesigned (issue 19: one explicit child door, an outcome value
- * back, a typed failure carrying it): moving the remote child onto it changes only this file.
+ * The remote child at delegation's child door (framed-child.ts): the frame in, the outcome out,
+ * or a RunFailure carrying what the remote spent. A remote child never suspends: a pause across
+ * the wire is issue 20's.
  */
-import type { HandOff, HandOffReceipt } from '../core/frame-handoff.js';
+import { ConfigurationError } from '../core/errors.js';
 import { frameFrom, type RunFrame } from '../core/run-frame.js';
-import { spentOf } from '../core/spent.js';
+import { RunFailure } from '../core/run-outcome.js';
+import { foreignSpent } from '../delegation/child-answer.js';
 import type { ChildRunOptions } from '../delegation/child.js';
+import type { ChildOutcome, Placement } from '../delegation/framed-child.js';
 import type { RemoteChildResponse } from './remote-call.js';
 
 /**
- * A receipt saying no ledger here and no store counted a remote's spend: the remote was not
- * symfonic (or reported none), so the delegator takes all of it in.
+ * Runs the call in the placement's frame. A failure after the remote had the request already
+ * rejects as a RunFailure with the remote's spend (reported, else estimated: remote-call.ts); a
+ * failure before it (unreachable, refused at the door) spent nothing, and rejects as itself.
  */
-function foreignReceipt(url: string): HandOffReceipt {
-  return { ledger: `a2a:${url}`, store: null };
-}
-
-/**
- * Runs the call in the hand-off's frame. On a failure the spend the error carries is left on the
- * hand-off too: when the delegator stopped waiting first (its child timeout, its own abort), it
- * takes the spend in from there once the remote's cancel has answered.
- */
-export function runInHandOff(child: { call(task: string, frame: RunFrame): Promise<RemoteChildResponse> }, task: string, handOff: HandOff, url: string): Promise<RemoteChildResponse> {
-  handOff.taken = true;
-  return child.call(task, handOff.frame).catch((error: unknown) => {
-    const spent = spentOf(error);
-    if (spent !== undefined) {
-      handOff.receipt = spent.receipt ?? foreignReceipt(url);
-      handOff.figures = { total: spent.total, totalCostUsd: spent.totalCostUsd };
-    }
-    throw error;
-  });
+export async function runInPlacement(child: { readonly name: string; call(task: string, frame: RunFrame): Promise<RemoteChildResponse> }, task: string, placement: Placement): Promise<ChildOutcome> {
+  const runId = placement.frame.runId;
+  if (placement.resume !== undefined) {
+    throw new RunFailure(new ConfigurationError(`remote agent "${child.name}" cannot go on from a snapshot: a remote child never suspends.`), foreignSpent(runId, task, ''));
+  }
+  const r = await child.call(task, placement.frame);
+  return { runId, finalResponse: r.finalResponse, totalUsage: r.totalUsage, totalCostUsd: r.totalCostUsd, accounting: r.accounting };
 }
 
 /** The frame a call composed by hand spells out in its options. */

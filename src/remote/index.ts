@@ -2,8 +2,5 @@
 export { serveAgent, type ServedAgent } from './serve-agent.js';
 export type { ServeAgentOptions } from './serve-options.js';
 export type { Principal, Authenticate, IncomingRequest } from './principal.js';
-export { remoteChild, RemoteChildAgent, type RemoteChildOptions, type RemoteChildResponse } from './remote-child.js';
-export { RemoteAgentError } from './remote-error.js';
-export type { UsageReport } from './usage-report.js';
-export type { RemoteFailure } from './outcome.js';
+export { remoteChild, type RemoteChildOptions } from './remote-child.js';
 export { USAGE_LINEAGE_EXTENSION } from './wire.js';

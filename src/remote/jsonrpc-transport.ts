@@ -1,11 +1,11 @@
 import type { HttpOpened, RemoteHttp, Target } from './http-client.js';
 import { QUOTE_BYTES, readCounted } from './http-client.js';
-import { wireText } from './outcome.js';
 import type { RemoteTaskReader } from './remote-task.js';
 import { isObject } from './rpc-envelope.js';
 import { readSse } from './sse-reader.js';
 import { TransportError, type A2ATransport, type RemoteSend } from './transport.js';
 import { USAGE_LINEAGE_EXTENSION } from './wire.js';
+import { modelVisibleText } from '../core/redact.js';
 
 /** The headers every call carries, after the caller's own (which they override). */
 const RPC_HEADERS = Object.freeze({ 'a2a-version': '1.0', 'content-type': 'application/json', accept: 'application/json, text/event-stream' });
@@ -27,12 +27,12 @@ function resultOf(text: string, id: number): unknown {
   try {
     json = JSON.parse(text);
   } catch {
-    throw new TransportError(`the remote answered something that is not JSON: ${wireText(text.slice(0, 200))}`);
+    throw new TransportError(`the remote answered something that is not JSON: ${modelVisibleText(text.slice(0, 200))}`);
   }
   if (!isObject(json) || json.jsonrpc !== '2.0') throw new TransportError('the remote answered something that is not a JSON-RPC 2.0 response');
   if (isObject(json.error)) {
     const { code, message } = json.error;
-    throw new TransportError(`${wireText(typeof message === 'string' ? message : 'no message')} (JSON-RPC error ${typeof code === 'number' ? code : '?'})`);
+    throw new TransportError(`${modelVisibleText(typeof message === 'string' ? message : 'no message')} (JSON-RPC error ${typeof code === 'number' ? code : '?'})`);
   }
   if (json.id !== id) throw new TransportError(`the remote answered request ${String(json.id)} to request ${id}`);
   return json.result;
@@ -48,7 +48,7 @@ async function refusal(opened: HttpOpened): Promise<TransportError> {
   } catch {
     // not JSON: the quoted bytes are what there is
   }
-  return new TransportError(`HTTP ${opened.status}${opened.statusText ? ` ${opened.statusText}` : ''}: ${wireText(said || '(empty body)')}`, opened.status);
+  return new TransportError(`HTTP ${opened.status}${opened.statusText ? ` ${opened.statusText}` : ''}: ${modelVisibleText(said || '(empty body)')}`, opened.status);
 }
 
 /**
@@ -87,7 +87,7 @@ export class JsonRpcTransport implements A2ATransport {
     const id = this.nextId++;
     const body = JSON.stringify({ jsonrpc: '2.0', id, method, params });
     const answer = await this.http.exchange(this.target, 'POST', { ...headers, ...RPC_HEADERS }, body, signal, this.limit);
-    if (answer.status < 200 || answer.status >= 300) throw new TransportError(`HTTP ${answer.status}: ${wireText(answer.text)}`, answer.status);
+    if (answer.status < 200 || answer.status >= 300) throw new TransportError(`HTTP ${answer.status}: ${modelVisibleText(answer.text)}`, answer.status);
     return resultOf(answer.text, id);
   }
 

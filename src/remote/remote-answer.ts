@@ -1,9 +1,9 @@
 import { AbortError, BudgetExceededError } from '../core/errors.js';
-import { wireText } from './outcome.js';
 import { RemoteAgentError } from './remote-error.js';
 import type { RemoteTaskReader } from './remote-task.js';
 import { absorbedUsage, type AbsorbedUsage } from './usage-report.js';
 import { TASK_STATE } from './wire.js';
+import { modelVisibleText } from '../core/redact.js';
 
 /** A remote's answer: its text, and what the caller takes in of its spend. */
 export interface RemoteAnswer {
@@ -35,7 +35,7 @@ function failureError(name: string, reader: RemoteTaskReader): Error {
   const failure = reader.failure ?? {};
   const said = typeof failure.message === 'string' ? failure.message : reader.statusText || `the task ended in state ${state}`;
   // Text from another party reaches this tree's spans and its model: redacted and cut first.
-  const message = wireText(said);
+  const message = modelVisibleText(said);
   if (failure.type === 'budget_exceeded') {
     const refusal = budgetRefusal(failure);
     if (refusal) return refusal;

@@ -1,10 +1,10 @@
 import { abortErrorFrom, isAbortError } from '../core/errors.js';
 import type { RunFrame } from '../core/run-frame.js';
-import { attachSpent } from '../core/spent.js';
+import { RunFailure, type Receipt } from '../core/run-outcome.js';
+import { NEVER_ABORTS } from '../core/signals.js';
 import type { ChildResponse } from '../delegation/child.js';
 import type { Usage } from '../core/usage.js';
 import { AnswerTooLargeError } from './http-client.js';
-import { wireText } from './outcome.js';
 import { outgoingHeaders } from './outgoing-headers.js';
 import { remoteOutcome, RemoteFailed, type RemoteAnswer } from './remote-answer.js';
 import type { Connected } from './remote-card.js';
@@ -14,14 +14,15 @@ import { RemoteSpan } from './remote-span.js';
 import { RemoteTaskReader } from './remote-task.js';
 import { TransportError } from './transport.js';
 import { absorbedUsage, type AbsorbedUsage } from './usage-report.js';
+import { modelVisibleText } from '../core/redact.js';
 
 /** What a remote child answers: a ChildResponse, plus the store the remote side charged. */
 export interface RemoteChildResponse extends ChildResponse {
   finalResponse: string;
   totalUsage: Usage;
   totalCostUsd: number | null;
-  /** The remote's receipt (its ledger and budget store ids), when it is a symfonic agent. */
-  accounting?: { ledger: string; store: string | null };
+  /** The remote's receipt (its ledger, budget store and tenant), when it is a symfonic agent. */
+  accounting?: Receipt;
   output?: unknown;
 }
 
@@ -48,7 +49,7 @@ function failedError(name: string, error: unknown): Error {
   if (error instanceof RemoteAgentError) return error;
   if (error instanceof TransportError) return new RemoteAgentError(name, error.message, { cause: error, ...(error.status !== undefined ? { status: error.status } : {}) });
   if (error instanceof AnswerTooLargeError) return new RemoteAgentError(name, error.message, { cause: error });
-  return new RemoteAgentError(name, wireText(error instanceof Error ? error.message : String(error)), { cause: error });
+  return new RemoteAgentError(name, modelVisibleText(error instanceof Error ? error.message : String(error)), { cause: error });
 }
 
 /** Cancels the call's task and reads what it spent; a cancel that fails or takes too long leaves the reader as it was. */
@@ -63,8 +64,9 @@ async function cancelQuietly(connected: Connected, reader: RemoteTaskReader, con
 /**
  * One delegated task to a remote agent, in `frame` (the child run the delegation minted): the
  * CLIENT span, the headers, streamed events into the caller's tree when someone listens, and on
- * an abort or a timeout a CancelTask to the remote and its spend (reported, else estimated from
- * what crossed the wire) on the error. A call the remote refused at the door spent nothing.
+ * an abort or a timeout a CancelTask to the remote. A failure after the remote had the request
+ * rejects as a RunFailure carrying its spend (reported, else estimated from what crossed the
+ * wire); a call the remote refused at the door spent nothing and rejects as its error.
  */
 export async function callRemote(connected: Connected, s: CallSettings, task: string, frame: RunFrame): Promise<RemoteChildResponse> {
   const stop = new CallStop(frame.signal, s.timeoutMs);
@@ -90,8 +92,9 @@ class CallStop {
     timeoutMs: number,
   ) {
     this.timer = setTimeout(() => this.controller.abort(new DOMException(`no answer within ${timeoutMs} ms`, 'TimeoutError')), timeoutMs);
-    if (parent?.aborted) this.onAbort();
-    else parent?.addEventListener('abort', this.onAbort, { once: true });
+    if (parent === undefined || parent === NEVER_ABORTS) return;
+    if (parent.aborted) this.onAbort();
+    else parent.addEventListener('abort', this.onAbort, { once: true });
   }
 
   get signal(): AbortSignal {
@@ -136,7 +139,8 @@ async function call(connected: Connected, s: CallSettings, task: string, frame: 
   span.end(outcome.spend?.totalUsage, outcome instanceof RemoteFailed ? outcome.error : undefined);
   if (outcome instanceof RemoteFailed) {
     const spent = outcome.spend;
-    if (spent !== undefined) attachSpent(outcome.error, { runId: frame.runId, total: spent.totalUsage, totalCostUsd: spent.totalCostUsd, receipt: spent.receipt });
+    // Work happened: the error carries what it cost, under the run id this side gave the child.
+    if (spent !== undefined) throw new RunFailure(outcome.error, { runId: frame.runId, totalUsage: spent.totalUsage, totalCostUsd: spent.totalCostUsd, accounting: spent.receipt });
     throw outcome.error;
   }
   const response: RemoteChildResponse = { finalResponse: outcome.text, totalUsage: outcome.spend.totalUsage, totalCostUsd: outcome.spend.totalCostUsd };

@@ -1,11 +1,11 @@
 import { QUOTE_BYTES, targetOf, type RemoteHttp } from './http-client.js';
 import { JsonRpcTransport } from './jsonrpc-transport.js';
-import { wireText } from './outcome.js';
 import { isObject } from './rpc-envelope.js';
 import { loadClientSdk, loadCoreSdk } from './sdk.js';
 import { SdkTransport } from './sdk-transport.js';
 import { TransportError, type A2ATransport } from './transport.js';
 import { USAGE_LINEAGE_EXTENSION } from './wire.js';
+import { modelVisibleText } from '../core/redact.js';
 
 /** The most an agent card may weigh: a card is a page of JSON, not a download. */
 const MAX_CARD_BYTES = 1024 * 1024;
@@ -53,7 +53,7 @@ async function readCard(http: RemoteHttp, s: ConnectSettings): Promise<Record<st
   const cardUrl = new URL('.well-known/agent-card.json', s.url);
   const answer = await http.exchange(targetOf(cardUrl), 'GET', { ...s.headers, 'a2a-version': '1.0', accept: 'application/json' }, undefined, AbortSignal.timeout(30_000), MAX_CARD_BYTES);
   if (answer.status < 200 || answer.status >= 300) {
-    throw new TransportError(`its agent card at ${cardUrl.origin}${cardUrl.pathname} could not be read: HTTP ${answer.status}: ${wireText(answer.text.slice(0, QUOTE_BYTES))}`, answer.status);
+    throw new TransportError(`its agent card at ${cardUrl.origin}${cardUrl.pathname} could not be read: HTTP ${answer.status}: ${modelVisibleText(answer.text.slice(0, QUOTE_BYTES))}`, answer.status);
   }
   try {
     const card: unknown = JSON.parse(answer.text);

@@ -1,9 +1,10 @@
 import { z, type ZodType } from 'zod';
 import { ConfigurationError } from '../core/errors.js';
-import { RUN_IN_FRAME, type HandOff } from '../core/frame-handoff.js';
+import { RunFailure } from '../core/run-outcome.js';
 import type { ChildAgent, ChildRunOptions } from '../delegation/child.js';
+import type { ChildOutcome, FramedChild, Placement } from '../delegation/framed-child.js';
 import { SubAgent } from '../delegation/sub-agent.js';
-import { frameOfOptions, runInHandOff } from './child-door.js';
+import { frameOfOptions, runInPlacement } from './child-door.js';
 import { RemoteHttp } from './http-client.js';
 import { callRemote, type CallSettings, type RemoteChildResponse } from './remote-call.js';
 import { connect, type Connected } from './remote-card.js';
@@ -64,7 +65,7 @@ function lowerCased(headers: Readonly<Record<string, string>> | undefined): Read
 }
 
 /** A child that runs in another process, reached over A2A. */
-export class RemoteChildAgent implements ChildAgent {
+export class RemoteChildAgent implements ChildAgent, FramedChild {
   private connected: Promise<Connected> | undefined;
   private readonly http = new RemoteHttp();
   private readonly settings: CallSettings;
@@ -106,14 +107,22 @@ export class RemoteChildAgent implements ChildAgent {
     return callRemote(connected, this.settings, task, frame);
   }
 
-  /** Delegation's door: the child frame, handed over directly. */
-  [RUN_IN_FRAME](task: string, handOff: HandOff): Promise<RemoteChildResponse> {
-    return runInHandOff(this, task, handOff, this.options.url);
+  get name(): string {
+    return this.options.name;
   }
 
-  /** A call composed by hand, outside a delegating run: the options spell the frame. */
-  run(task: string, options: ChildRunOptions): Promise<RemoteChildResponse> {
-    return this.call(task, frameOfOptions(options));
+  /** Delegation's child door: the frame in, the outcome out (child-door.ts). */
+  runInFrame(task: string, placement: Placement): Promise<ChildOutcome> {
+    return runInPlacement(this, task, placement);
+  }
+
+  /** A call composed by hand, outside a delegating run: the options spell the frame, and a failure rejects as its own error. */
+  async run(task: string, options: ChildRunOptions): Promise<RemoteChildResponse> {
+    try {
+      return await this.call(task, frameOfOptions(options));
+    } catch (error) {
+      throw error instanceof RunFailure ? error.error : error;
+    }
   }
 }
 

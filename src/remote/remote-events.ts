@@ -3,8 +3,8 @@ import type { RunEmitter, RunEventBody, RunEventSink } from '../core/run-event.j
 import { frameFrom, type RunFrame } from '../core/run-frame.js';
 import { soundCost, soundUsage } from '../core/usage.js';
 import { isObject } from './rpc-envelope.js';
-import { wireText } from './outcome.js';
 import { WIRE_ID } from './wire.js';
+import { modelVisibleText } from '../core/redact.js';
 
 const OUTCOMES = new Set(['delegated', 'refused_depth', 'unknown_child', 'child_error', 'budget_exceeded', 'aborted', 'invalid_request']);
 /** The most text one remote delta may carry into this tree's stream. */
@@ -47,7 +47,7 @@ function bodyOf(e: Record<string, unknown>): RunEventBody | undefined {
       return { type: e.type, usage, totalUsage, costUsd: soundCost(e.costUsd), totalCostUsd: soundCost(e.totalCostUsd) };
     }
     case 'run.failed':
-      return { type: e.type, errorType: str(e.errorType) ?? 'Error', message: wireText(typeof e.message === 'string' ? e.message : '') };
+      return { type: e.type, errorType: str(e.errorType) ?? 'Error', message: modelVisibleText(typeof e.message === 'string' ? e.message : '') };
     default:
       return undefined;
   }
@@ -105,7 +105,7 @@ export class RemoteEvents {
       depth = parent.depth + 1;
     }
     const frame = frameFrom({ runId, rootRunId: this.frame.rootRunId, parentRunId, depth });
-    this.open.set(runId, { emitter: this.sink.open(frame, agent), depth });
+    this.open.set(runId, { emitter: this.sink.open(frame, agent, false), depth });
   }
 
   /** Ends every remote run still open (the stream broke off, the call was cancelled): their last event is a failure. */

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { RunOptions } from '../agent/run-options.js';
 import type { SymfonicAgent } from '../agent/symfonic-agent.js';
-import { newRunId } from '../core/ids.js';
 import { readUsageLineage } from './extension.js';
 import type { Principal } from './principal.js';
 import { A2AProblem, RPC_CODE } from './rpc-envelope.js';
@@ -9,7 +8,7 @@ import { ServedTask } from './served-task.js';
 import { BadPageToken, type TaskStore } from './task-store.js';
 import { taskStream, type TaskStream } from './task-stream.js';
 import { taskJson, type Json, type TaskView } from './task-view.js';
-import type { UsageReport } from './usage-report.js';
+import { runServed } from './served-run.js';
 import { TASK_STATE } from './wire.js';
 
 /** What the HTTP layer knows of a request. */
@@ -63,10 +62,8 @@ export class ServedTasks {
     if (req.runOptions === undefined) throw new A2AProblem(RPC_CODE.internalError, 'the request carries no run placement');
     const id = randomUUID();
     const contextId = typeof message.contextId === 'string' && message.contextId !== '' ? message.contextId : randomUUID();
-    // The run's id is known here (the caller's, or minted now), so its ledger can be read while it runs.
-    const options = req.runOptions.runId === undefined ? { ...req.runOptions, runId: newRunId() } : req.runOptions;
-    const runId = options.runId!;
-    const task = new ServedTask(id, contextId, req.principal.principal, { ...message, taskId: id, contextId }, () => this.spentSoFar(runId, options.scope?.tenantId));
+    const options = req.runOptions;
+    const task = new ServedTask(id, contextId, req.principal.principal, { ...message, taskId: id, contextId }, options.deadline);
     return { task, text, options };
   }
 
@@ -74,23 +71,8 @@ export class ServedTasks {
   private run(created: { task: ServedTask; text: string; options: Omit<RunOptions, 'signal'> }, events: boolean): ServedTask {
     const { task, text, options } = created;
     this.store.add(task);
-    task.start((signal, onEvent) => this.agent.run(text, onEvent ? { ...options, signal, onEvent } : { ...options, signal }), events);
+    task.start((signal, sink) => runServed(this.agent, text, options, signal, sink), events);
     return task;
-  }
-
-  /**
-   * The served run's spend as its ledger has it now, when the agent keeps a ledger of its own: an
-   * aborted run rejects with its abort and says nothing of what it spent, so a cancel reads it
-   * here just before stopping the run. (The child-door redesign, issue 19, makes the figures
-   * ride on every failure; then this goes.)
-   */
-  private spentSoFar(runId: string, tenantId: string | undefined): UsageReport | undefined {
-    const ledger = this.agent.metricsCollector;
-    const figures = ledger?.run(runId);
-    if (ledger === undefined || figures === undefined) return undefined;
-    // As the run's own receipt says it: the store only when the tenant is held to a budget there.
-    const store = tenantId !== undefined && ledger.budgets?.limitFor(tenantId) !== undefined ? ledger.budgets.store.id : null;
-    return { runId, usage: figures.own, totalUsage: figures.total, costUsd: figures.costUsd, totalCostUsd: figures.totalCostUsd, ledger: ledger.id, store };
   }
 
   /** A served task is one exchange: a message to a task, running or ended, is refused. */

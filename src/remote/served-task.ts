@@ -1,21 +1,19 @@
 import type { AgentResponse } from '../agent/agent-response.js';
-import type { RunEvent } from '../agent/run-events.js';
-import { markInternal } from '../core/abort.js';
 import { AbortError } from '../core/errors.js';
+import type { RunEventSink } from '../core/run-event.js';
+import { rootSignal, type OwnedSignal } from '../core/signals.js';
 import { failureOf, type RemoteFailure } from './outcome.js';
+import { ServedEvents, type WireEvent } from './served-events.js';
 import type { Json } from './task-view.js';
 import { spentReport, usageReport, type UsageReport } from './usage-report.js';
 import { TASK_STATE, TERMINAL_STATES, type TaskStateNumber } from './wire.js';
 
 /** What a task tells the streams watching it: run events of its tree as they come, then its end. */
-export type TaskNews = { type: 'events'; events: readonly RunEvent[] } | { type: 'ended' };
+export type TaskNews = { type: 'events'; events: readonly WireEvent[] } | { type: 'ended' };
 export type TaskWatcher = (news: TaskNews) => void;
 
 /** Runs the served agent on the task: its signal to stop on, and where its tree's events go (when someone streams them). */
-export type ServedRun = (signal: AbortSignal, onEvent: ((event: RunEvent) => void) | undefined) => Promise<AgentResponse>;
-
-/** What the served tree has spent so far, read from its ledger while it runs (undefined when it is out of reach). */
-export type SpentSoFar = () => UsageReport | undefined;
+export type ServedRun = (signal: AbortSignal, events: RunEventSink | undefined) => Promise<AgentResponse>;
 
 const FAILED_STATE: Record<RemoteFailure['type'], TaskStateNumber> = { budget_exceeded: TASK_STATE.REJECTED, aborted: TASK_STATE.CANCELED, child_error: TASK_STATE.FAILED };
 
@@ -37,13 +35,12 @@ export class ServedTask {
   /** What the served tree spent: from its answer, or from the error it failed with. */
   report: UsageReport | undefined;
   readonly ended: Promise<void>;
-  private readonly controller = new AbortController();
+  /** The run's signal: a cancel, a hang-up or the server closing aborts it, and the deadline does. */
+  private readonly owned: OwnedSignal;
   private watchers: Set<TaskWatcher> | undefined;
   private endHooks: (() => void)[] | undefined;
-  private pending: RunEvent[] | undefined;
+  private pending: WireEvent[] | undefined;
   private cancelRequested = false;
-  /** The spend read just before the run was stopped: an aborted run's error carries none. */
-  private spentAtStop: UsageReport | undefined;
   private markEnded!: () => void;
 
   constructor(
@@ -53,10 +50,10 @@ export class ServedTask {
     readonly owner: string,
     /** The message that started it, as A2A 1.0 JSON, with its task and context ids set. */
     readonly userMessage: Json,
-    private readonly spentSoFar: SpentSoFar = () => undefined,
+    /** The caller's deadline (epoch ms), if it sent one. */
+    deadline: number | undefined,
   ) {
-    // The run listens on this signal directly, as on a run's own (one listener per wait).
-    markInternal(this.controller.signal);
+    this.owned = rootSignal(undefined, deadline, true);
     this.ended = new Promise<void>((resolve) => (this.markEnded = resolve));
   }
 
@@ -69,7 +66,7 @@ export class ServedTask {
     this.setState(TASK_STATE.WORKING);
     let started: Promise<AgentResponse>;
     try {
-      started = run(this.controller.signal, streamEvents ? (event) => this.onEvent(event) : undefined);
+      started = run(this.owned.signal, streamEvents ? new ServedEvents((event) => this.onEvent(event)) : undefined);
     } catch (error) {
       started = Promise.reject(error);
     }
@@ -93,10 +90,7 @@ export class ServedTask {
   }
 
   private stop(reason: string): void {
-    if (this.controller.signal.aborted) return;
-    // Settled spend only: a model call cut off by the abort releases its reservation and is not charged.
-    this.spentAtStop = this.spentSoFar();
-    this.controller.abort(new AbortError(reason));
+    if (!this.owned.signal.aborted) this.owned.abort(new AbortError(reason));
   }
 
   /** Calls `then` once the run has ended (before anyone awaiting `ended` resumes). */
@@ -116,7 +110,7 @@ export class ServedTask {
   }
 
   /** Events are batched per turn of the event loop: one stream update carries everything a burst emitted. */
-  private onEvent(event: RunEvent): void {
+  private onEvent(event: WireEvent): void {
     if (this.watchers === undefined || this.watchers.size === 0) return;
     if (this.pending === undefined) {
       this.pending = [];
@@ -135,8 +129,6 @@ export class ServedTask {
     for (const w of this.watchers ?? []) w(news);
   }
 
-  // Pauses across the wire (issue 20) land here: a suspended run will answer INPUT_REQUIRED with
-  // its interruptions instead of ending the task.
   private finish(response: AgentResponse | undefined, error: unknown): void {
     if (response !== undefined) {
       this.answer = response.finalResponse;
@@ -144,9 +136,11 @@ export class ServedTask {
       this.setState(TASK_STATE.COMPLETED);
     } else {
       this.failure = failureOf(error);
-      this.report = spentReport(error) ?? this.spentAtStop;
+      // An abort included: the door's RunFailure carries what the tree spent before it stopped.
+      this.report = spentReport(error);
       this.setState(this.cancelRequested ? TASK_STATE.CANCELED : FAILED_STATE[this.failure.type]);
     }
+    this.owned.dispose();
     this.flush();
     this.tell({ type: 'ended' });
     this.watchers = undefined;

@@ -1,4 +1,4 @@
-import type { RunEvent } from '../agent/run-events.js';
+import type { WireEvent } from './served-events.js';
 import type { ServedTask } from './served-task.js';
 import { endUpdates, eventsUpdate, taskJson, type Json, type TaskView } from './task-view.js';
 
@@ -9,7 +9,7 @@ import { endUpdates, eventsUpdate, taskJson, type Json, type TaskView } from './
  */
 const MAX_STREAM_BACKLOG = 1024 * 1024;
 
-function thinned(events: readonly RunEvent[], backlog: number): readonly RunEvent[] {
+function thinned(events: readonly WireEvent[], backlog: number): readonly WireEvent[] {
   return backlog <= MAX_STREAM_BACKLOG ? events : events.filter((e) => e.type !== 'text.delta');
 }
 

@@ -1,4 +1,4 @@
-import type { RunEvent } from '../agent/run-events.js';
+import type { WireEvent } from './served-events.js';
 import { usageLineageMetadata, type UsageLineageData } from './extension.js';
 import type { ServedTask } from './served-task.js';
 import { TASK_STATE } from './wire.js';
@@ -54,7 +54,7 @@ export function taskJson(t: ServedTask, view: TaskView): Json {
 }
 
 /** Run events of the served tree, as a status update of a working task carrying them in the extension. */
-export function eventsUpdate(t: ServedTask, events: readonly RunEvent[]): Json {
+export function eventsUpdate(t: ServedTask, events: readonly WireEvent[]): Json {
   return { statusUpdate: { taskId: t.id, contextId: t.contextId, status: { state: STATE_NAME[TASK_STATE.WORKING], timestamp: new Date().toISOString() }, metadata: usageLineageMetadata({ events }) } };
 }
 
