@@ -9,7 +9,7 @@ import { RunFailure } from '../core/run-outcome.js';
 import { foreignSpent } from '../delegation/child-answer.js';
 import type { ChildRunOptions } from '../delegation/child.js';
 import type { ChildOutcome, Placement } from '../delegation/framed-child.js';
-import type { RemoteChildResponse } from './remote-call.js';
+import type { RemoteChildResponse } from './remote-response.js';
 
 /**
  * Runs the call in the placement's frame. A failure after the remote had the request already

@@ -1,30 +1,20 @@
 import { abortErrorFrom, isAbortError } from '../core/errors.js';
 import type { RunFrame } from '../core/run-frame.js';
-import { RunFailure, type Receipt } from '../core/run-outcome.js';
+import { RunFailure } from '../core/run-outcome.js';
 import { NEVER_ABORTS } from '../core/signals.js';
-import type { ChildResponse } from '../delegation/child.js';
-import type { Usage } from '../core/usage.js';
 import { AnswerTooLargeError } from './http-client.js';
 import { outgoingHeaders } from './outgoing-headers.js';
 import { remoteOutcome, RemoteFailed, type RemoteAnswer } from './remote-answer.js';
 import type { Connected } from './remote-card.js';
 import { RemoteAgentError } from './remote-error.js';
 import { RemoteEvents } from './remote-events.js';
+import type { RemoteChildResponse } from './remote-response.js';
 import { RemoteSpan } from './remote-span.js';
 import { RemoteTaskReader } from './remote-task.js';
 import { TransportError } from './transport.js';
 import { absorbedUsage, type AbsorbedUsage } from './usage-report.js';
 import { modelVisibleText } from '../core/redact.js';
 
-/** What a remote child answers: a ChildResponse, plus the store the remote side charged. */
-export interface RemoteChildResponse extends ChildResponse {
-  finalResponse: string;
-  totalUsage: Usage;
-  totalCostUsd: number | null;
-  /** The remote's receipt (its ledger, budget store and tenant), when it is a symfonic agent. */
-  accounting?: Receipt;
-  output?: unknown;
-}
 
 /** How long a cancel may take before the call stops waiting to hear what the remote spent. */
 const CANCEL_WAIT_MS = 5_000;

@@ -1,17 +1,19 @@
 import { z, type ZodType } from 'zod';
 import { ConfigurationError } from '../core/errors.js';
 import { RunFailure } from '../core/run-outcome.js';
+import type { RunFrame } from '../core/run-frame.js';
 import type { ChildAgent, ChildRunOptions } from '../delegation/child.js';
 import type { ChildOutcome, FramedChild, Placement } from '../delegation/framed-child.js';
 import { SubAgent } from '../delegation/sub-agent.js';
 import { frameOfOptions, runInPlacement } from './child-door.js';
 import { RemoteHttp } from './http-client.js';
-import { callRemote, type CallSettings, type RemoteChildResponse } from './remote-call.js';
+import { callRemote, type CallSettings } from './remote-call.js';
+import type { RemoteChildResponse } from './remote-response.js';
 import { connect, type Connected } from './remote-card.js';
 import { RemoteAgentError } from './remote-error.js';
 import { TransportError } from './transport.js';
 
-export type { RemoteChildResponse } from './remote-call.js';
+export type { RemoteChildResponse } from './remote-response.js';
 
 export interface RemoteChildOptions {
   name: string;
@@ -96,7 +98,7 @@ export class RemoteChildAgent implements ChildAgent, FramedChild {
     return this.connected;
   }
 
-  async call(task: string, frame: Parameters<typeof callRemote>[3]): Promise<RemoteChildResponse> {
+  async call(task: string, frame: RunFrame): Promise<RemoteChildResponse> {
     let connected: Connected;
     try {
       connected = await this.connect();
