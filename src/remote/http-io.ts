@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { rpcErrorJson, type RpcId } from './rpc-envelope.js';
 
 /** The request body as text, or 'too-large' as soon as it passes `max` bytes (nothing more is kept). */
 export function readBody(req: IncomingMessage, max: number): Promise<string | 'too-large'> {
@@ -16,7 +17,7 @@ export function readBody(req: IncomingMessage, max: number): Promise<string | 't
       chunks.push(chunk);
     };
     req.on('data', onData);
-    req.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.once('end', () => resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8')));
     req.once('error', reject);
   });
 }
@@ -25,22 +26,50 @@ export function readBody(req: IncomingMessage, max: number): Promise<string | 't
 const REFUSED = -32600;
 
 /**
- * An answer that is not the agent's: a JSON-RPC error envelope with an HTTP status, so both an
- * A2A client and plain HTTP tooling read it. A message only; never a stack.
+ * A refusal at the door (401, 403, 413, a malformed lineage): a JSON-RPC error envelope with an
+ * HTTP status, so both an A2A client and plain HTTP tooling read it. A message only; never a stack.
  */
-export function sendError(res: ServerResponse, status: number, message: string, extraHeaders: Record<string, string> = {}): void {
-  if (res.headersSent || res.destroyed) return;
-  const body = JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: status === 500 ? -32603 : REFUSED, message } });
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...extraHeaders });
-  res.end(body);
+export function sendError(res: ServerResponse, status: number, message: string, extraHeaders: Record<string, string> = {}, id: RpcId = null): void {
+  sendRaw(res, rpcErrorJson(id, status === 500 ? -32603 : REFUSED, message), extraHeaders, status);
 }
 
-export function sendJson(res: ServerResponse, body: unknown, extraHeaders: Record<string, string> = {}): void {
-  sendRaw(res, JSON.stringify(body), extraHeaders);
-}
-
-export function sendRaw(res: ServerResponse, text: string, extraHeaders: Record<string, string> = {}): void {
+export function sendRaw(res: ServerResponse, text: string, extraHeaders: Record<string, string> = {}, status = 200): void {
   if (res.headersSent || res.destroyed) return;
-  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...extraHeaders });
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...extraHeaders });
   res.end(text);
+}
+
+/** One JSON-RPC answer as a stream of one event: how a streaming method answers an error. */
+export function sendEvent(res: ServerResponse, json: string, extraHeaders: Record<string, string> = {}): void {
+  if (res.headersSent || res.destroyed) return;
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...extraHeaders });
+  res.end(`data: ${json}\n\n`);
+}
+
+/**
+ * A JSON-RPC stream as server-sent events: one `data:` event per response (JSON text), as the A2A
+ * JSON-RPC binding streams, written as the stream pushes them. Stops the stream when the caller
+ * hangs up.
+ */
+export function sendStream(res: ServerResponse, stream: { start(write: (json: string) => void, end: () => void, backlog: () => number): () => void }, extraHeaders: Record<string, string> = {}): Promise<void> {
+  if (res.headersSent || res.destroyed) return Promise.resolve();
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', ...extraHeaders });
+  return new Promise<void>((resolve) => {
+    let stop: (() => void) | undefined;
+    const done = () => {
+      res.off('close', done);
+      stop?.();
+      resolve();
+    };
+    res.once('close', done);
+    stop = stream.start(
+      (json) => void (res.destroyed || res.write(`data: ${json}\n\n`)),
+      () => {
+        res.end();
+        done();
+      },
+      () => res.writableLength,
+    );
+    if (res.writableEnded) stop();
+  });
 }

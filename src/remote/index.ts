@@ -3,3 +3,4 @@ export { serveAgent, type ServedAgent } from './serve-agent.js';
 export type { ServeAgentOptions } from './serve-options.js';
 export type { Principal, Authenticate, IncomingRequest } from './principal.js';
 export { remoteChild, type RemoteChildOptions } from './remote-child.js';
+export { USAGE_LINEAGE_EXTENSION } from './wire.js';

@@ -1,22 +1,19 @@
-import { randomUUID } from 'node:crypto';
-import type { Message, Task } from '@a2a-js/sdk';
-import type { Client } from '@a2a-js/sdk/client';
 import { z, type ZodType } from 'zod';
-import { BudgetExceededError, ConfigurationError, abortErrorFrom, isAbortError } from '../core/errors.js';
-import { RunFailure, type Receipt } from '../core/run-outcome.js';
-import type { Usage } from '../core/usage.js';
-import type { ChildAgent, ChildResponse, ChildRunOptions } from '../delegation/child.js';
-import { foreignSpent } from '../delegation/child-answer.js';
+import { ConfigurationError } from '../core/errors.js';
+import { RunFailure } from '../core/run-outcome.js';
+import type { RunFrame } from '../core/run-frame.js';
+import type { ChildAgent, ChildRunOptions } from '../delegation/child.js';
 import type { ChildOutcome, FramedChild, Placement } from '../delegation/framed-child.js';
 import { SubAgent } from '../delegation/sub-agent.js';
-import { childRunOptions } from '../delegation/wrapped-child.js';
-import { outgoingHeaders } from './outgoing-headers.js';
-import { remoteAnswer, type RemoteAnswer } from './remote-answer.js';
-import { PLAIN_HEADERS, lowerCased, plainAnswer, plainEndpoint, plainRequest, type PlainEndpoint } from './plain-call.js';
+import { frameOfOptions, runInPlacement } from './child-door.js';
+import { RemoteHttp } from './http-client.js';
+import { callRemote, type CallSettings } from './remote-call.js';
+import type { RemoteChildResponse } from './remote-response.js';
+import { connect, type Connected } from './remote-card.js';
 import { RemoteAgentError } from './remote-error.js';
-import { NodeFetch } from './node-fetch.js';
-import { loadClientSdk, loadCoreSdk, type CoreSdk } from './sdk.js';
-import { absorbedUsage } from './usage-report.js';
+import { TransportError } from './transport.js';
+
+export type { RemoteChildResponse } from './remote-response.js';
 
 export interface RemoteChildOptions {
   name: string;
@@ -26,21 +23,25 @@ export interface RemoteChildOptions {
   whenToUse?: string;
   /** Sent with every call and with the card request, e.g. { authorization: 'Bearer …' }. */
   headers?: Record<string, string>;
-  /** A call that takes longer is cancelled (the remote run is aborted) and reads as aborted. */
+  /** A call that takes longer is cancelled (CancelTask to the remote) and reads as aborted. Default 300_000 (5 minutes). */
   timeoutMs?: number;
   /** The remote's answer must be JSON matching this schema; run_agent then returns it as JSON. */
   outputType?: ZodType;
+  /** The largest answer read (a stream: the largest event); past it the call is cut with a clear error. Default 16 MiB. */
+  maxResponseBytes?: number;
+  /**
+   * Send this tree's lineage (tenant, run ids, depth, deadline) as baggage and activate symfonic's
+   * usage-lineage extension: true always, false never. Default: when the agent's card declares
+   * the extension. The W3C traceparent is sent either way.
+   */
+  lineage?: boolean;
+  /** False: never stream, one answer a call, even when the agent streams. Default true. */
+  stream?: boolean;
 }
 
-/** What a remote child answers: a ChildResponse, plus the store the remote side charged. */
-export interface RemoteChildResponse extends ChildResponse {
-  finalResponse: string;
-  totalUsage: Usage;
-  totalCostUsd: number | null;
-  /** The remote's receipt (its ledger and budget store ids, its tenant), when it is a symfonic agent. */
-  accounting?: Receipt;
-  output?: unknown;
-}
+const REMOTE_DEFAULTS = Object.freeze({ timeoutMs: 300_000, maxResponseBytes: 16 * 1024 * 1024 });
+/** Past this a string of the answer could no longer be made in V8: the limit can be raised to here, no further. */
+const MAX_RESPONSE_BYTES = 256 * 1024 * 1024;
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
@@ -53,23 +54,30 @@ const schema = z
     headers: z.record(z.string().regex(HEADER_NAME, 'header names are HTTP tokens'), z.string()).optional(),
     timeoutMs: z.number().int().positive().max(2 ** 31 - 1).optional(),
     outputType: z.custom<ZodType>((v) => typeof (v as { safeParse?: unknown } | null)?.safeParse === 'function', 'outputType must be a zod schema').optional(),
+    maxResponseBytes: z.number().int().min(1024).max(MAX_RESPONSE_BYTES, `maxResponseBytes can be at most ${MAX_RESPONSE_BYTES} (256 MiB)`).optional(),
+    lineage: z.boolean().optional(),
+    stream: z.boolean().optional(),
   })
   .strict();
 
-interface Connected {
-  client: Client;
-  core: CoreSdk;
-  plain: PlainEndpoint | undefined;
+function lowerCased(headers: Readonly<Record<string, string>> | undefined): Readonly<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers ?? {})) out[k.toLowerCase()] = v;
+  return Object.freeze(out);
 }
 
-/** A child that runs in another process, reached over A2A's JSON-RPC binding. */
+/** A child that runs in another process, reached over A2A. */
 export class RemoteChildAgent implements ChildAgent, FramedChild {
-  private client: Promise<Connected> | undefined;
-  private readonly http = new NodeFetch();
-  private readonly plainHeaders: Readonly<Record<string, string>>;
+  private connected: Promise<Connected> | undefined;
+  private readonly http = new RemoteHttp();
+  private readonly settings: CallSettings;
 
-  constructor(private readonly options: Readonly<RemoteChildOptions>) {
-    this.plainHeaders = lowerCased(options.headers);
+  constructor(
+    private readonly options: Readonly<RemoteChildOptions>,
+    /** Not an option users set: the benchmark's way to time the SDK's client on the same server. */
+    private readonly internal: { viaSdk?: boolean } = {},
+  ) {
+    this.settings = { name: options.name, headers: lowerCased(options.headers), timeoutMs: options.timeoutMs ?? REMOTE_DEFAULTS.timeoutMs, lineage: options.lineage };
   }
 
   /** Drops the kept-alive connections to the remote. */
@@ -77,96 +85,53 @@ export class RemoteChildAgent implements ChildAgent, FramedChild {
     this.http.close();
   }
 
-  /** The call through the SDK's client: any interface other than JSON-RPC at A2A 1.0. */
-  private viaSdk(client: Client, task: string, serviceParameters: Record<string, string>, signal: AbortSignal | undefined): Promise<Message | Task> {
-    return client.sendMessage(
-      {
-        tenant: '',
-        message: { messageId: randomUUID(), contextId: '', taskId: '', role: 1, parts: [{ content: { $case: 'text', value: task }, mediaType: 'text/plain', filename: '', metadata: undefined }], metadata: undefined, extensions: [], referenceTaskIds: [] },
-        configuration: { acceptedOutputModes: ['text/plain', 'application/json'], taskPushNotificationConfig: undefined, returnImmediately: false },
-        metadata: undefined,
-      },
-      signal ? { signal, serviceParameters } : { serviceParameters },
-    );
-  }
-
-  /**
-   * The client, made once from the remote's card, and the plain JSON-RPC 1.0 endpoint when the
-   * client settled on one; a failed attempt is forgotten so the next call retries.
-   */
+  /** The transport, settled once from the remote's card; a failed attempt is forgotten so the next call retries. */
   private connect(): Promise<Connected> {
-    this.client ??= (async () => {
-      const [sdk, core] = await Promise.all([loadClientSdk(), loadCoreSdk()]);
-      const extra = this.options.headers ?? {};
-      const send = this.http.fetch;
-      const cardFetch: typeof fetch = (input, init) => send(input, { ...init, headers: { ...extra, ...Object.fromEntries(new Headers(init?.headers)) } });
-      const factory = new sdk.ClientFactory({
-        transports: [new sdk.JsonRpcTransportFactory({ legacyCompat: { enabled: true }, fetchImpl: send }), new sdk.RestTransportFactory({ legacyCompat: { enabled: true }, fetchImpl: send })],
-        preferredTransports: ['JSONRPC'],
-        cardResolver: new sdk.DefaultAgentCardResolver({ fetchImpl: cardFetch, legacyCompat: { enabled: true } }),
-      });
-      const client = await factory.createFromUrl(this.options.url);
-      return { client, core, plain: plainEndpoint(client) };
-    })();
-    this.client.catch(() => (this.client = undefined));
-    return this.client;
+    this.connected ??= connect(this.http, {
+      url: this.options.url,
+      headers: this.settings.headers,
+      maxResponseBytes: this.options.maxResponseBytes ?? REMOTE_DEFAULTS.maxResponseBytes,
+      stream: this.options.stream !== false,
+      viaSdk: this.internal.viaSdk === true,
+    });
+    this.connected.catch(() => (this.connected = undefined));
+    return this.connected;
   }
 
-  /**
-   * The child door: the call carries the frame as W3C headers, and the answer (or the failed
-   * task) comes back as the child's outcome, charged under the run id this side gave the child.
-   */
-  async runInFrame(task: string, placement: Placement): Promise<ChildOutcome> {
-    const runId = placement.frame.runId;
-    if (placement.resume !== undefined) throw new RunFailure(new ConfigurationError(`remote agent "${this.options.name}" cannot go on from a snapshot: a remote child never suspends.`), foreignSpent(runId, task, ''));
+  async call(task: string, frame: RunFrame): Promise<RemoteChildResponse> {
+    let connected: Connected;
     try {
-      const r = await this.run(task, childRunOptions(placement.frame));
-      return { runId, finalResponse: r.finalResponse, totalUsage: r.totalUsage, totalCostUsd: r.totalCostUsd, accounting: r.accounting };
+      connected = await this.connect();
     } catch (error) {
-      if (error instanceof RunFailure) throw new RunFailure(error.error, { ...error.spent, runId });
-      // No report of what the remote spent: estimated from the task, never 0.
-      throw new RunFailure(error, foreignSpent(runId, task, ''));
+      const status = error instanceof TransportError ? error.status : undefined;
+      throw new RemoteAgentError(this.options.name, error instanceof Error ? error.message : String(error), { cause: error, ...(status !== undefined ? { status } : {}) });
     }
+    return callRemote(connected, this.settings, task, frame);
   }
 
+  get name(): string {
+    return this.options.name;
+  }
+
+  /** Delegation's child door: the frame in, the outcome out (child-door.ts). */
+  runInFrame(task: string, placement: Placement): Promise<ChildOutcome> {
+    return runInPlacement(this, task, placement);
+  }
+
+  /** A call composed by hand, outside a delegating run: the options spell the frame, and a failure rejects as its own error. */
   async run(task: string, options: ChildRunOptions): Promise<RemoteChildResponse> {
-    const name = this.options.name;
-    const timeout = this.options.timeoutMs === undefined ? undefined : AbortSignal.timeout(this.options.timeoutMs);
-    const signal = timeout && options.signal ? AbortSignal.any([options.signal, timeout]) : (timeout ?? options.signal);
-    let answer: RemoteAnswer;
     try {
-      const { client, core, plain } = await this.connect();
-      signal?.throwIfAborted();
-      const trace = outgoingHeaders(options, this.options.timeoutMs);
-      if (plain !== undefined) {
-        const id = plain.nextId();
-        const headers = { ...this.plainHeaders, ...trace, ...PLAIN_HEADERS };
-        answer = plainAnswer(core, name, id, await this.http.post(plain.target, headers, plainRequest(id, randomUUID(), task), signal));
-      } else {
-        answer = remoteAnswer(name, await this.viaSdk(client, task, { ...this.options.headers, ...trace }, signal));
-      }
+      return await this.call(task, frameOfOptions(options));
     } catch (error) {
-      if (options.signal?.aborted) throw abortErrorFrom(options.signal, `remote agent "${name}"`);
-      if (timeout?.aborted) throw Object.assign(new RemoteAgentError(name, `no answer within ${this.options.timeoutMs} ms; the call was cancelled`, { cause: error }), { name: 'TimeoutError' });
-      if (isAbortError(error) || error instanceof BudgetExceededError || error instanceof RemoteAgentError || error instanceof RunFailure) throw error;
-      throw new RemoteAgentError(name, error instanceof Error ? error.message : String(error), { cause: error });
+      throw error instanceof RunFailure ? error.error : error;
     }
-    const usage = absorbedUsage(answer.metadata, task, answer.text);
-    const response: RemoteChildResponse = {
-      finalResponse: answer.text,
-      totalUsage: usage.totalUsage,
-      totalCostUsd: usage.totalCostUsd,
-    };
-    if (usage.receipt !== undefined) response.accounting = usage.receipt;
-    if (usage.runId !== undefined) response.runId = usage.runId;
-    return response;
   }
 }
 
 /**
  * A child for `subAgents` that runs elsewhere, behind an A2A endpoint: a symfonic agent served
- * with serveAgent (joins this run's trace, lineage, ledger and deadline) or any A2A agent (a leaf
- * whose usage is estimated).
+ * with serveAgent (joins this run's trace, lineage, ledger, deadline and event stream) or any A2A
+ * agent (a leaf whose usage is estimated).
  */
 export function remoteChild(options: RemoteChildOptions): SubAgent {
   const parsed = schema.safeParse(options);

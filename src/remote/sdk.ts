@@ -9,6 +9,7 @@ type ClientModule = typeof import('@a2a-js/sdk/client');
 type CoreModule = typeof import('@a2a-js/sdk');
 type LegacyServerModule = typeof import('@a2a-js/sdk/compat/v0_3/server');
 type LegacyModule = typeof import('@a2a-js/sdk/compat/v0_3');
+type ErrorsModule = typeof import('@a2a-js/sdk/errors');
 
 export type CoreSdk = CoreModule;
 
@@ -17,6 +18,7 @@ export interface ServerSdk {
   server: ServerModule;
   legacy: LegacyModule;
   legacyServer: LegacyServerModule;
+  errors: ErrorsModule;
 }
 
 let server: Promise<ServerSdk> | undefined;
@@ -25,9 +27,13 @@ let core: Promise<CoreModule> | undefined;
 let propagator: Promise<TextMapPropagator> | undefined;
 
 export function loadServerSdk(): Promise<ServerSdk> {
-  return (server ??= Promise.all([import('@a2a-js/sdk'), import('@a2a-js/sdk/server'), import('@a2a-js/sdk/compat/v0_3'), import('@a2a-js/sdk/compat/v0_3/server')]).then(
-    ([core, srv, legacy, legacyServer]) => ({ core, server: srv, legacy, legacyServer }),
-  ));
+  return (server ??= Promise.all([
+    import('@a2a-js/sdk'),
+    import('@a2a-js/sdk/server'),
+    import('@a2a-js/sdk/compat/v0_3'),
+    import('@a2a-js/sdk/compat/v0_3/server'),
+    import('@a2a-js/sdk/errors'),
+  ]).then(([core, srv, legacy, legacyServer, errors]) => ({ core, server: srv, legacy, legacyServer, errors })));
 }
 
 export function loadClientSdk(): Promise<ClientModule> {

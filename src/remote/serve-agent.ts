@@ -1,23 +1,21 @@
-import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TextMapPropagator } from '@opentelemetry/api';
-import type { ServerCallContext } from '@a2a-js/sdk/server';
-import type { RunOptions } from '../agent/run-options.js';
 import type { SymfonicAgent } from '../agent/symfonic-agent.js';
-import { AbortError } from '../core/errors.js';
-import { agentCard } from './agent-card.js';
-import { readBody, sendError, sendJson, sendRaw } from './http-io.js';
+import { agentCards, cardFor } from './agent-card.js';
+import { activatesUsageLineage } from './extension.js';
+import { readBody, sendError, sendEvent, sendRaw, sendStream } from './http-io.js';
 import { checkPrincipal, type Principal } from './principal.js';
+import { readRpc, RPC_CODE, RpcRefusal, type RpcRequest } from './rpc-envelope.js';
+import { legacyParamsProblem, LEGACY_METHODS, STREAMING_METHODS, v1ParamsProblem, V1_METHODS } from './rpc-params.js';
 import { loadPropagator, loadServerSdk, type ServerSdk } from './sdk.js';
 import { resolveServeOptions, type ResolvedServeOptions, type ServeAgentOptions } from './serve-options.js';
 import { servedFrame } from './served-frame.js';
-import { SERVED_FAILURE, SERVED_RUN, ServedAgentExecutor } from './served-executor.js';
-import { plainReply, plainSend } from './plain-send.js';
-import { usageReport } from './usage-report.js';
-import { runServed } from './served-run.js';
-import { RecentTaskStore } from './task-store.js';
-import { AGENT_CARD_PATH, USAGE_KEY } from './wire.js';
+import { ServedTasks, type ServedRequest } from './served-handler.js';
+import { answerV1, type RpcAnswer, type RpcStream } from './served-jsonrpc.js';
+import { LegacyHandler, SERVED_REQUEST } from './legacy-handler.js';
+import { TaskStore } from './task-store.js';
+import { AGENT_CARD_PATH, HEADER, USAGE_LINEAGE_EXTENSION } from './wire.js';
 
 export interface ServedAgent {
   /** The agent's base URL: its card is at `${url}/.well-known/agent-card.json`. */
@@ -26,22 +24,32 @@ export interface ServedAgent {
   close(): Promise<void>;
 }
 
-interface Transports {
-  v1: { handle(body: string | object, context: ServerCallContext): Promise<unknown> };
-  legacy: { handle(body: string, context: ServerCallContext): Promise<unknown> };
+interface LegacyTransport {
+  handle(body: Record<string, unknown>, context: InstanceType<ServerSdk['server']['ServerCallContext']>): Promise<unknown>;
 }
 
+const RUN_METHODS = new Set(['SendMessage', 'SendStreamingMessage', 'message/send', 'message/stream']);
 
+function header(req: IncomingMessage, name: string): string | undefined {
+  const v = req.headers[name];
+  const s = Array.isArray(v) ? v[0] : v;
+  return s === undefined || s === '' ? undefined : s;
+}
+
+function isAsyncIterable(v: unknown): v is AsyncIterable<unknown> {
+  return typeof (v as { [Symbol.asyncIterator]?: unknown } | null)?.[Symbol.asyncIterator] === 'function';
+}
+
+/** The HTTP side of a served agent: the card, the door (authentication, size, lineage) and JSON-RPC dispatch. */
 class Served {
-  private readonly inFlight = new Set<AbortController>();
-
   constructor(
     private readonly sdk: ServerSdk,
     private readonly propagator: TextMapPropagator,
     private readonly agent: SymfonicAgent,
     private readonly options: ResolvedServeOptions,
-    private readonly cardJson: string,
-    private readonly transports: Transports,
+    private readonly cards: { v1: string; v03: string; either: string },
+    private readonly tasks: ServedTasks,
+    private readonly legacy: LegacyTransport,
   ) {}
 
   private cardPaths(): string[] {
@@ -60,19 +68,19 @@ class Served {
     const pathname = req.url === this.options.path ? req.url : new URL(req.url ?? '/', 'http://localhost').pathname;
     if (this.cardPaths().includes(pathname)) {
       if (req.method !== 'GET' && req.method !== 'HEAD') return sendError(res, 405, 'the agent card is read with GET', { allow: 'GET, HEAD' });
-      return sendRaw(res, this.cardJson);
+      return sendRaw(res, cardFor(this.cards, header(req, HEADER.version)), { vary: 'A2A-Version' });
     }
     if (pathname !== this.options.path) return sendError(res, 404, `nothing is served at ${pathname}; the A2A endpoint is ${this.options.path}`);
     if (req.method !== 'POST') return sendError(res, 405, 'the A2A JSON-RPC endpoint takes POST', { allow: 'POST' });
     const principal = await this.authenticate(req, res);
     if (principal === undefined) return;
-    const frame = servedFrame(this.propagator, req.headers, principal);
-    if (!frame.ok) return sendError(res, frame.status, frame.message);
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > this.options.maxBodyBytes) return this.tooLarge(req, res);
     const body = await readBody(req, this.options.maxBodyBytes);
     if (body === 'too-large') return this.tooLarge(req, res);
-    await this.dispatch(req, res, body, principal, frame.options);
+    const rpc = readRpc(body);
+    if (rpc instanceof RpcRefusal) return sendRaw(res, rpc.json());
+    await this.dispatch(req, res, rpc, principal);
   }
 
   /** The principal, or undefined once a 401 (or a 500 for a broken hook) has been sent. */
@@ -103,76 +111,79 @@ class Served {
     res.once('finish', () => req.destroy());
   }
 
-  private async dispatch(
-    req: IncomingMessage,
-    res: ServerResponse,
-    body: string,
-    principal: Principal,
-    runOptions: Omit<RunOptions, 'signal'>,
-  ): Promise<void> {
-    const controller = new AbortController();
-    this.inFlight.add(controller);
-    // The caller hanging up is the abort that crosses the wire: its run is stopped, not orphaned.
+  /** Which binding answers `rpc`, or the refusal: an unknown method, an unspoken version, bad params. */
+  private binding(req: IncomingMessage, rpc: RpcRequest): 'v1' | 'legacy' | RpcRefusal {
+    const version = header(req, HEADER.version);
+    if (version !== undefined && !/^(0\.3|1\.0)(\.\d+)?$/.test(version)) {
+      return new RpcRefusal(rpc.id, RPC_CODE.versionNotSupported, `A2A-Version ${version} is not spoken here; this agent speaks 1.0 and 0.3`);
+    }
+    const v1 = V1_METHODS.has(rpc.method);
+    if (!v1 && !LEGACY_METHODS.has(rpc.method)) return new RpcRefusal(rpc.id, RPC_CODE.methodNotFound, `no method ${rpc.method}; A2A 1.0 methods are ${[...V1_METHODS].join(', ')}`);
+    const problem = v1 ? v1ParamsProblem(rpc.method, rpc.params) : legacyParamsProblem(rpc.method, rpc.params);
+    if (problem !== undefined) return new RpcRefusal(rpc.id, problem.code, problem.message);
+    return v1 ? 'v1' : 'legacy';
+  }
+
+  private async dispatch(req: IncomingMessage, res: ServerResponse, rpc: RpcRequest, principal: Principal): Promise<void> {
+    const binding = this.binding(req, rpc);
+    // A streaming method's errors come as its stream: one event carrying the JSON-RPC error.
+    const streaming = STREAMING_METHODS.has(rpc.method);
+    if (binding instanceof RpcRefusal) return streaming ? sendEvent(res, binding.json()) : sendRaw(res, binding.json());
+    const extension = activatesUsageLineage(req.headers);
+    let runOptions: ServedRequest['runOptions'];
+    if (RUN_METHODS.has(rpc.method)) {
+      const frame = servedFrame(this.propagator, req.headers, principal, extension);
+      if (!frame.ok) return sendError(res, frame.status, frame.message, {}, rpc.id);
+      runOptions = frame.options;
+    }
+    const hangUps: (() => void)[] = [];
     const onClose = () => {
-      if (!res.writableFinished) controller.abort(new AbortError('the caller closed the connection'));
+      if (!res.writableFinished) for (const f of hangUps) f();
     };
     res.once('close', onClose);
+    const request: ServedRequest = { principal, runOptions, extension, onHangUp: (f) => hangUps.push(f) };
+    const headers: Record<string, string> = extension ? { 'a2a-extensions': USAGE_LINEAGE_EXTENSION } : {};
     try {
-      const version = header(req, 'a2a-version');
-      const legacy = version === undefined || version.startsWith('0.');
-      const rpc = legacy ? undefined : parsedObject(body);
-      const options: RunOptions = { ...runOptions, signal: controller.signal };
-      const state = new Map<string, unknown>([[SERVED_RUN, options]]);
-      const plain = rpc === undefined ? undefined : plainSend(rpc);
-      if (plain !== undefined) {
-        try {
-          const response = await runServed(this.agent, plain.task, options);
-          return sendRaw(res, plainReply(plain.id, randomUUID(), plain.contextId || randomUUID(), response.finalResponse, { [USAGE_KEY]: usageReport(response) }));
-        } catch (error) {
-          // The SDK spells the failed task and keeps it for GetTask; the executor publishes this error.
-          state.set(SERVED_FAILURE, error);
-        }
-      }
-      const context = new this.sdk.server.ServerCallContext({
-        user: { isAuthenticated: true, userName: principal.principal },
-        requestedVersion: version ?? '0.3',
-        state,
-      });
-      const answer = await (legacy ? this.transports.legacy.handle(body, context) : this.transports.v1.handle(rpc ?? body, context));
-      if (isAsyncIterable(answer)) {
-        void answer[Symbol.asyncIterator]().return?.(undefined);
-        return sendJson(res, { jsonrpc: '2.0', id: null, error: { code: -32004, message: 'streaming is not supported by this agent; use SendMessage' } });
-      }
-      sendJson(res, answer);
+      const answer = binding === 'v1' ? await answerV1(this.tasks, rpc, request) : await this.answerLegacy(rpc, request);
+      if (typeof answer !== 'string') await sendStream(res, answer, headers);
+      else if (streaming) sendEvent(res, answer, headers);
+      else sendRaw(res, answer, headers);
     } finally {
       res.off('close', onClose);
-      this.inFlight.delete(controller);
     }
   }
 
-  abortAll(): void {
-    for (const c of this.inFlight) c.abort(new AbortError('the served agent is closing'));
+  /** A 0.3 request, through the SDK's 0.3 transport over the same tasks. */
+  private async answerLegacy(rpc: RpcRequest, request: ServedRequest): Promise<RpcAnswer> {
+    const context = new this.sdk.server.ServerCallContext({
+      user: { isAuthenticated: true, userName: request.principal.principal },
+      requestedVersion: '0.3',
+      state: new Map([[SERVED_REQUEST, request]]),
+    });
+    const answer = await this.legacy.handle({ jsonrpc: '2.0', id: rpc.id, method: rpc.method, params: rpc.params }, context);
+    return isAsyncIterable(answer) ? pumped(answer) : JSON.stringify(answer);
   }
 }
 
-function header(req: IncomingMessage, name: string): string | undefined {
-  const v = req.headers[name];
-  const s = Array.isArray(v) ? v[0] : v;
-  return s === undefined || s === '' ? undefined : s;
-}
-
-/** The body as a JSON object, or undefined: the SDK then answers a parse error in its own words. */
-function parsedObject(body: string): object | undefined {
-  try {
-    const value: unknown = JSON.parse(body);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? value : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function isAsyncIterable(v: unknown): v is AsyncIterable<unknown> {
-  return typeof (v as { [Symbol.asyncIterator]?: unknown } | null)?.[Symbol.asyncIterator] === 'function';
+/** An iteration of responses (the SDK's 0.3 streams) as a stream the HTTP layer starts. */
+function pumped(answers: AsyncIterable<unknown>): RpcStream {
+  return {
+    start(write, end) {
+      const iterator = answers[Symbol.asyncIterator]();
+      let stopped = false;
+      void (async () => {
+        try {
+          for (let next = await iterator.next(); !next.done && !stopped; next = await iterator.next()) write(JSON.stringify(next.value));
+        } finally {
+          end();
+        }
+      })();
+      return () => {
+        stopped = true;
+        void iterator.return?.(undefined);
+      };
+    },
+  };
 }
 
 function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
@@ -186,9 +197,10 @@ function listen(server: Server, port: number, host: string): Promise<AddressInfo
 }
 
 /**
- * Serves a SymfonicAgent as an A2A agent over JSON-RPC: each message is one run, a child of the
- * caller's run in every sense (trace, lineage, depth ceiling, deadline, tenant), answered with
- * the run's text and its usage under `symfonic/usage`.
+ * Serves a SymfonicAgent as an A2A agent over JSON-RPC (1.0 and 0.3): each message is one run,
+ * kept as a task; a caller in a symfonic tree that activates the usage-lineage extension makes
+ * it a child of its run in every sense (trace, lineage, depth ceiling, deadline, tenant) and
+ * reads its usage back from the task.
  */
 export async function serveAgent(agent: SymfonicAgent, options: ServeAgentOptions): Promise<ServedAgent> {
   const resolved = resolveServeOptions(agent, options);
@@ -199,20 +211,18 @@ export async function serveAgent(agent: SymfonicAgent, options: ServeAgentOption
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const base = `http://${host}:${address.port}`;
   const url = resolved.path === '/' ? base : base + resolved.path;
-  // The card names the endpoint's URL, known only once listening.
-  const card = agentCard(sdk, agent, resolved.path === '/' ? `${base}/` : url);
-  const handler = new sdk.server.DefaultRequestHandler(card, new RecentTaskStore(resolved.recentTasks), new ServedAgentExecutor(sdk, agent));
-  served = new Served(sdk, propagator, agent, resolved, JSON.stringify(sdk.core.AgentCard.toJSON(card)), {
-    v1: new sdk.server.JsonRpcTransportHandler(handler),
-    legacy: new sdk.legacyServer.LegacyJsonRpcTransportHandler(handler),
-  });
-  const running = served;
+  // The card names the endpoint's URL: the deployment's public one when given, else the bound address.
+  const cards = agentCards(agent, resolved.publicUrl ?? (resolved.path === '/' ? `${base}/` : url));
+  const store = new TaskStore(resolved.recentTasks);
+  const tasks = new ServedTasks(agent, store);
+  const legacy = new sdk.legacyServer.LegacyJsonRpcTransportHandler(new LegacyHandler(sdk, tasks, sdk.core.AgentCard.fromJSON(cards.v1))) as LegacyTransport;
+  served = new Served(sdk, propagator, agent, resolved, { v1: JSON.stringify(cards.v1), v03: JSON.stringify(cards.v03), either: JSON.stringify(cards.either) }, tasks, legacy);
   let closing: Promise<void> | undefined;
   return Object.freeze({
     url,
     close: () =>
       (closing ??= new Promise<void>((resolve) => {
-        running.abortAll();
+        for (const t of [...store.running()]) t.abort('the served agent is closing');
         server.close(() => resolve());
         server.closeIdleConnections();
         // Runs just aborted answer within a tick; whatever still holds a socket after that is cut.

@@ -15,8 +15,13 @@ export interface ServeAgentOptions {
   path?: string;
   /** Largest request body accepted; a larger one is answered 413. Default 1 MiB. */
   maxBodyBytes?: number;
-  /** Failed, refused or cancelled tasks kept for GetTask, per server. Default 1000. */
+  /** Finished tasks kept for GetTask and ListTasks, per server (the oldest go first). Default 1000. */
   recentTasks?: number;
+  /**
+   * The URL callers reach the JSON-RPC endpoint at, as the agent card advertises it (behind a
+   * proxy or a load balancer, say). Default: the address the server is bound to.
+   */
+  publicUrl?: string;
 }
 
 export interface ResolvedServeOptions {
@@ -26,6 +31,7 @@ export interface ResolvedServeOptions {
   path: string;
   maxBodyBytes: number;
   recentTasks: number;
+  publicUrl: string | undefined;
 }
 
 const schema = z
@@ -40,6 +46,7 @@ const schema = z
       .optional(),
     maxBodyBytes: z.number().int().positive().max(1024 * 1024 * 1024).optional(),
     recentTasks: z.number().int().min(0).max(1_000_000).optional(),
+    publicUrl: z.url({ protocol: /^https?$/, error: 'publicUrl must be an http(s) URL, e.g. "https://agents.example.com/research"' }).optional(),
   })
   .strict();
 
@@ -56,5 +63,5 @@ export function resolveServeOptions(agent: unknown, options: unknown): ResolvedS
   }
   const o = parsed.data;
   const path = o.path === undefined || o.path === '/' ? '/' : o.path.replace(/\/+$/, '');
-  return { port: o.port ?? 0, host: o.host ?? '127.0.0.1', authenticate: o.authenticate, path, maxBodyBytes: o.maxBodyBytes ?? 1024 * 1024, recentTasks: o.recentTasks ?? 1000 };
+  return { port: o.port ?? 0, host: o.host ?? '127.0.0.1', authenticate: o.authenticate, path, maxBodyBytes: o.maxBodyBytes ?? 1024 * 1024, recentTasks: o.recentTasks ?? 1000, publicUrl: o.publicUrl };
 }

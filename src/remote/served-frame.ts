@@ -53,14 +53,16 @@ function tenantFor(principal: Principal, named: string | undefined): string {
 }
 
 /**
- * The one translation from a request's W3C headers to a served run's options. The served run is
+ * The one translation from a request's W3C headers to a served run's options. The trace context
+ * always joins; with the usage-lineage extension active, the baggage places the run. The served run is
  * a child of the caller's run: its span under the caller's execute_tool span, its parent the
  * caller's run, its depth one more, its ceiling the caller's (which the agent's own only
  * tightens, in the run itself), its deadline the caller's.
  */
-export function servedFrame(propagator: TextMapPropagator, headers: IncomingHttpHeaders, principal: Principal): ServedFrame {
+export function servedFrame(propagator: TextMapPropagator, headers: IncomingHttpHeaders, principal: Principal, lineage: boolean): ServedFrame {
   const parentContext: Context = propagator.extract(ROOT_CONTEXT, headers, headerGetter);
-  const bag = propagation.getBaggage(parentContext);
+  // symfonic's baggage entries belong to the usage-lineage extension: read only when the request activates it.
+  const bag = lineage ? propagation.getBaggage(parentContext) : undefined;
   const entry = (key: string): string | undefined => bag?.getEntry(key)?.value;
   try {
     const scope = { tenantId: tenantFor(principal, entry(BAGGAGE.tenantId)) };

@@ -1,41 +1,105 @@
-import type { ListTasksRequest, ListTasksResponse, Task } from '@a2a-js/sdk';
-import type { ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
+import type { ServedTask } from './served-task.js';
+
+/** What ListTasks asks for, checked (rpc-params.ts) and decoded. */
+export interface TaskQuery {
+  contextId?: string | undefined;
+  /** A task state number; undefined or 0 for any. */
+  state?: number | undefined;
+  /** Only tasks whose status changed after this epoch ms. */
+  updatedAfterMs?: number | undefined;
+  pageSize: number;
+  pageToken?: string | undefined;
+}
+
+export interface TaskPage {
+  tasks: ServedTask[];
+  nextPageToken: string;
+  totalSize: number;
+}
+
+/** A page token that is not one this store wrote. */
+export class BadPageToken extends Error {}
+
+/** The cursor after `t`: its place in the order (status time, then creation), opaque to clients. */
+function tokenAfter(t: ServedTask): string {
+  return Buffer.from(`v1:${t.updatedMs}:${t.seq}`).toString('base64url');
+}
+
+function readToken(token: string): { ms: number; seq: number } {
+  const m = /^v1:(\d{1,16}):(\d{1,16})$/.exec(Buffer.from(token, 'base64url').toString('utf8'));
+  if (m === null) throw new BadPageToken('pageToken is not a token this agent gave out: pass the nextPageToken of the previous page, or none for the first');
+  return { ms: Number(m[1]), seq: Number(m[2]) };
+}
+
+/** Most recently updated first; creation order breaks ties. */
+const newestFirst = (a: ServedTask, b: ServedTask) => b.updatedMs - a.updatedMs || b.seq - a.seq;
 
 /**
- * Tasks a served agent answered with (a refusal, a failure, a cancellation), kept so a caller
- * can still GetTask them, but only the most recent `capacity`: the SDK's in-memory store keeps
- * every task forever, and a served agent's memory must follow runs in flight, not runs served.
- * Each principal sees only its own tasks.
+ * The tasks a served agent knows: every task in flight, and the most recent finished ones (at
+ * most `capacity` of them, and at most `maxChars` characters of answers and tasks between them),
+ * so that memory follows runs in flight, not runs served. Each principal sees only its own.
  */
-export class RecentTaskStore implements TaskStore {
-  private readonly tasks = new Map<string, { owner: string; task: Task }>();
+export class TaskStore {
+  private readonly inFlight = new Map<string, ServedTask>();
+  private readonly finished = new Map<string, ServedTask>();
+  private finishedChars = 0;
 
-  constructor(private readonly capacity = 1000) {}
+  constructor(
+    private readonly capacity: number,
+    private readonly maxChars: number = 64 * 1024 * 1024,
+  ) {}
 
-  private static owner(context: ServerCallContext): string {
-    return context.user?.userName ?? '';
+  add(t: ServedTask): void {
+    this.inFlight.set(t.id, t);
+    t.onEnd(() => this.retire(t));
   }
 
-  async save(task: Task, context: ServerCallContext): Promise<void> {
-    const owner = RecentTaskStore.owner(context);
-    const key = `${owner}\u0000${task.id}`;
-    this.tasks.delete(key);
-    this.tasks.set(key, { owner, task: structuredClone(task) });
-    if (this.tasks.size > this.capacity) this.tasks.delete(this.tasks.keys().next().value!);
+  private retire(t: ServedTask): void {
+    this.inFlight.delete(t.id);
+    if (this.capacity === 0) return;
+    this.finished.set(t.id, t);
+    this.finishedChars += charsOf(t);
+    for (const [id, old] of this.finished) {
+      if (this.finished.size <= this.capacity && this.finishedChars <= this.maxChars) break;
+      this.finished.delete(id);
+      this.finishedChars -= charsOf(old);
+    }
   }
 
-  async load(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
-    const entry = this.tasks.get(`${RecentTaskStore.owner(context)}\u0000${taskId}`);
-    return entry ? structuredClone(entry.task) : undefined;
+  /** The task, if `owner` created it; another principal's task reads as missing. */
+  get(id: string, owner: string): ServedTask | undefined {
+    const t = this.inFlight.get(id) ?? this.finished.get(id);
+    return t?.owner === owner ? t : undefined;
   }
 
-  async list(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
-    const owner = RecentTaskStore.owner(context);
-    const pageSize = Math.min(Math.max(params.pageSize ?? 50, 1), 100);
-    const tasks = [...this.tasks.values()]
-      .filter((e) => e.owner === owner && (!params.contextId || e.task.contextId === params.contextId) && (!params.status || e.task.status?.state === params.status))
-      .map((e) => e.task)
-      .reverse();
-    return { tasks: tasks.slice(0, pageSize).map((t) => ({ ...structuredClone(t), artifacts: [] })), nextPageToken: '', pageSize, totalSize: tasks.length };
+  /** In flight now, of every owner: what closing the server aborts. */
+  running(): IterableIterator<ServedTask> {
+    return this.inFlight.values();
   }
+
+  list(owner: string, q: TaskQuery): TaskPage {
+    const cursor = q.pageToken ? readToken(q.pageToken) : undefined;
+    const matching: ServedTask[] = [];
+    for (const source of [this.inFlight, this.finished]) {
+      for (const t of source.values()) {
+        if (t.owner !== owner || (q.contextId && t.contextId !== q.contextId) || (q.state && t.state !== q.state)) continue;
+        if (q.updatedAfterMs !== undefined && t.updatedMs <= q.updatedAfterMs) continue;
+        matching.push(t);
+      }
+    }
+    matching.sort(newestFirst);
+    const after = cursor === undefined ? matching : matching.filter((t) => t.updatedMs < cursor.ms || (t.updatedMs === cursor.ms && t.seq < cursor.seq));
+    const tasks = after.slice(0, q.pageSize);
+    const more = after.length > tasks.length;
+    return { tasks, nextPageToken: more ? tokenAfter(tasks[tasks.length - 1]!) : '', totalSize: matching.length };
+  }
+}
+
+function charsOf(t: ServedTask): number {
+  let n = t.answer?.length ?? 0;
+  for (const p of t.userMessage.parts as Record<string, unknown>[]) {
+    for (const value of [p.text, p.raw, p.url]) if (typeof value === 'string') n += value.length;
+    if (p.data !== undefined) n += JSON.stringify(p.data).length;
+  }
+  return n + 256;
 }

@@ -1,9 +1,8 @@
 import type { AgentResponse } from '../agent/agent-response.js';
 import { readReceipt, RunFailure, type Receipt } from '../core/run-outcome.js';
 import { estimatedUsage, soundCost, soundUsage, type Usage } from '../core/usage.js';
-import { USAGE_KEY } from './wire.js';
 
-/** What a served run reports under `symfonic/usage`. */
+/** What a served run reports in the usage-lineage extension's `usage`. */
 export interface UsageReport {
   runId: string;
   usage: Usage;
@@ -59,21 +58,18 @@ export interface AbsorbedUsage {
 }
 
 /**
- * What the caller takes in from a remote answer. A remote that reports nothing sound (any A2A
- * agent that is not symfonic, or one that lies) still did work: its usage is estimated from
- * the text that crossed the wire and marked so, never taken as 0.
+ * What the caller takes in from what a remote reported (the extension's `usage`, or nothing). A
+ * remote that reports nothing sound (any A2A agent that is not symfonic, or one that lies) still
+ * did work: its usage is estimated from the text that crossed the wire and marked so, never
+ * taken as 0; a report of no tokens at all beside a non-empty answer counts as no report.
  */
-export function absorbedUsage(metadata: unknown, task: string, answer: string): AbsorbedUsage {
-  const report = (metadata as Record<string, unknown> | undefined)?.[USAGE_KEY] as Partial<UsageReport> | undefined;
+export function absorbedUsage(reported: unknown, task: string, answer: string): AbsorbedUsage {
+  const report = (typeof reported === 'object' && reported !== null ? reported : undefined) as Partial<UsageReport> | undefined;
   // Checked like any usage from outside this process's accounting (capped, never taken raw).
   const totalUsage = soundUsage(report?.totalUsage);
-  if (report === undefined || totalUsage === undefined) {
-    return {
-      runId: undefined,
-      totalUsage: estimatedUsage(task, answer),
-      totalCostUsd: null,
-      receipt: undefined,
-    };
+  const empty = totalUsage !== undefined && totalUsage.inputTokens + totalUsage.outputTokens === 0 && answer !== '';
+  if (report === undefined || totalUsage === undefined || empty) {
+    return { runId: undefined, totalUsage: estimatedUsage(task, answer), totalCostUsd: null, receipt: undefined };
   }
   return {
     runId: typeof report.runId === 'string' ? report.runId : undefined,

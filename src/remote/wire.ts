@@ -12,10 +12,13 @@ export const BAGGAGE = Object.freeze({
   deadline: 'symfonic.deadline',
 });
 
-/** Message or task metadata key for the served run's usage and cost. */
-export const USAGE_KEY = 'symfonic/usage';
-/** Task metadata key saying why a served run did not answer, in delegation-outcome terms. */
-export const ERROR_KEY = 'symfonic/error';
+/**
+ * symfonic's A2A extension (docs/design.md, "The usage-lineage extension"): the lineage baggage
+ * a caller sends, and the usage, failure and run events a served agent reports back under this
+ * key of a task's or status update's metadata. Active for a request that names it in
+ * `A2A-Extensions` (0.3: `X-A2A-Extensions`), echoed in the response's header.
+ */
+export const USAGE_LINEAGE_EXTENSION = 'https://symfonic.dev/a2a/ext/usage-lineage/v1';
 
 /** The run ids the runtime accepts (run-options.ts); anything else on the wire is refused. */
 export const WIRE_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
@@ -24,3 +27,22 @@ export const WIRE_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 export const MAX_WIRE_DEPTH = 1000;
 
 export const AGENT_CARD_PATH = '/.well-known/agent-card.json';
+
+/** A2A task states by number, as the SDK decodes them (lf.a2a.v1.TaskState). */
+export const TASK_STATE = Object.freeze({
+  SUBMITTED: 1,
+  WORKING: 2,
+  COMPLETED: 3,
+  FAILED: 4,
+  CANCELED: 5,
+  INPUT_REQUIRED: 6,
+  REJECTED: 7,
+  AUTH_REQUIRED: 8,
+} as const);
+
+export type TaskStateNumber = (typeof TASK_STATE)[keyof typeof TASK_STATE];
+
+export const TERMINAL_STATES: ReadonlySet<number> = new Set([TASK_STATE.COMPLETED, TASK_STATE.FAILED, TASK_STATE.CANCELED, TASK_STATE.REJECTED]);
+
+/** Service parameters (HTTP headers) of the A2A binding, in the lower case Node reads them in. */
+export const HEADER = Object.freeze({ version: 'a2a-version', extensions: 'a2a-extensions', legacyExtensions: 'x-a2a-extensions' });

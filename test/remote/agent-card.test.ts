@@ -32,3 +32,44 @@ describe('the agent card of a served router', () => {
     expect(card.skills.map((s) => s.id)).not.toContain('run_agent');
   });
 });
+
+describe('the cards every peer reads', () => {
+  const read = async (url: string, version?: string) =>
+    (await (await fetch(`${url}/.well-known/agent-card.json`, { headers: version ? { 'a2a-version': version } : {} })).json()) as Record<string, any>;
+
+  it('A2A 1.0: interfaces for 1.0 and 0.3, streaming, bearer security, tagged skills, the usage-lineage extension', async () => {
+    served = await serveAgent(new SymfonicAgent({ name: 'solo', modelProvider: scriptedModel([]) }), { authenticate: bearer() });
+    const card = await read(served.url, '1.0');
+    expect(card.supportedInterfaces).toEqual([
+      { url: `${served.url}/`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+      { url: `${served.url}/`, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
+    ]);
+    expect(card.capabilities).toMatchObject({ streaming: true, pushNotifications: false, extensions: [{ uri: 'https://symfonic.dev/a2a/ext/usage-lineage/v1', required: false }] });
+    expect(card.securitySchemes).toEqual({ bearer: { httpAuthSecurityScheme: { scheme: 'Bearer', description: expect.any(String) } } });
+    expect(card.securityRequirements).toEqual([{ schemes: { bearer: { list: [] } } }]);
+    expect(card.skills).toEqual([expect.objectContaining({ id: 'solo', tags: ['agent', 'solo'] })]);
+    expect(card.url).toBeUndefined();
+  });
+
+  it('A2A 0.3: url, protocolVersion, preferredTransport, security in 0.3 words', async () => {
+    served = await serveAgent(new SymfonicAgent({ name: 'solo', modelProvider: scriptedModel([]) }), { authenticate: bearer() });
+    const card = await read(served.url, '0.3');
+    expect(card).toMatchObject({ url: `${served.url}/`, protocolVersion: '0.3.0', preferredTransport: 'JSONRPC', security: [{ bearer: [] }], securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } });
+    expect(card.supportedInterfaces).toBeUndefined();
+    expect(card.skills[0].tags).toEqual(['agent', 'solo']);
+  });
+
+  it('without A2A-Version (a 0.3 client sends none): both, each reader taking its own fields', async () => {
+    served = await serveAgent(new SymfonicAgent({ name: 'solo', modelProvider: scriptedModel([]) }), { authenticate: bearer() });
+    const card = await read(served.url);
+    expect(card).toMatchObject({ url: `${served.url}/`, protocolVersion: '0.3.0', supportedInterfaces: [expect.objectContaining({ protocolVersion: '1.0' }), expect.anything()] });
+    expect(Object.keys(card.securitySchemes.bearer)).toEqual(['httpAuthSecurityScheme']);
+  });
+
+  it('advertises publicUrl, the address callers reach, instead of the bound one', async () => {
+    served = await serveAgent(new SymfonicAgent({ name: 'solo', modelProvider: scriptedModel([]) }), { authenticate: bearer(), publicUrl: 'https://agents.example.com/solo' });
+    expect((await read(served.url, '1.0')).supportedInterfaces[0].url).toBe('https://agents.example.com/solo');
+    expect((await read(served.url, '0.3')).url).toBe('https://agents.example.com/solo');
+    await expect(serveAgent(new SymfonicAgent({ name: 'x', modelProvider: scriptedModel([]) }), { authenticate: bearer(), publicUrl: 'ftp://x' })).rejects.toThrow(/publicUrl must be an http\(s\) URL/);
+  });
+});

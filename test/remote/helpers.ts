@@ -4,9 +4,10 @@
  * would have.
  */
 import type { IncomingRequest } from '../../src/remote/principal.js';
+import { SpanKind } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { MetricsCollector, priceTable, SymfonicAgent, type FrameworkConfig, type TenantBudgets } from '../../src/index.js';
-import { remoteChild, serveAgent, type Principal, type RemoteChildOptions, type ServedAgent } from '../../src/remote/index.js';
+import { remoteChild, serveAgent, USAGE_LINEAGE_EXTENSION, type Principal, type RemoteChildOptions, type ServedAgent } from '../../src/remote/index.js';
 import { scriptedModel, type ScriptedModel, type ScriptedTurn } from '../../src/testing/index.js';
 
 export const TOKEN = 'router-secret';
@@ -61,7 +62,10 @@ export function router(child: RemoteChildOptions, opts: { collector?: MetricsCol
   });
 }
 
-export const runSpan = (spans: ReadableSpan[], agent: string) => spans.find((s) => s.name === `invoke_agent ${agent}`);
+/** A run's span: invoke_agent with a run id (the caller's CLIENT span for a hop has none). */
+export const runSpan = (spans: ReadableSpan[], agent: string) => spans.find((s) => s.name === `invoke_agent ${agent}` && s.attributes['symfonic.run_id'] !== undefined);
+/** The caller's CLIENT span for a remote hop. */
+export const clientSpan = (spans: ReadableSpan[], agent: string) => spans.find((s) => s.name === `invoke_agent ${agent}` && s.kind === SpanKind.CLIENT);
 export const delegationSpan = (spans: ReadableSpan[]) => spans.find((s) => s.name === 'execute_tool run_agent');
 
 /** A v1 JSON-RPC SendMessage body, as the A2A 1.0 JSON binding spells it. */
@@ -69,9 +73,12 @@ export function sendMessageBody(text: string, id: number | string = 1): string {
   return JSON.stringify({ jsonrpc: '2.0', id, method: 'SendMessage', params: { message: { messageId: `m-${id}`, role: 'ROLE_USER', parts: [{ text }] } } });
 }
 
-/** POSTs a body to a served agent; `headers` replace the defaults (bearer token, A2A 1.0). */
-export async function post(url: string, body: string, headers: Record<string, string> = {}): Promise<{ status: number; json: any; text: string }> {
-  const res = await fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', 'a2a-version': '1.0', authorization: `Bearer ${TOKEN}`, ...headers } });
+/**
+ * POSTs a body to a served agent; `headers` replace the defaults (bearer token, A2A 1.0, and
+ * symfonic's extension activated, as remoteChild activates it).
+ */
+export async function post(url: string, body: string, headers: Record<string, string> = {}): Promise<{ status: number; json: any; text: string; headers: Headers }> {
+  const res = await fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', 'a2a-version': '1.0', authorization: `Bearer ${TOKEN}`, 'a2a-extensions': USAGE_LINEAGE_EXTENSION, ...headers } });
   const text = await res.text();
   let json: unknown;
   try {
@@ -79,8 +86,11 @@ export async function post(url: string, body: string, headers: Record<string, st
   } catch {
     json = undefined;
   }
-  return { status: res.status, json, text };
+  return { status: res.status, json, text, headers: res.headers };
 }
+
+/** The usage-lineage extension's entry in a task's (or update's) metadata. */
+export const ext = (metadata: any): any => metadata?.[USAGE_LINEAGE_EXTENSION];
 
 /** W3C baggage header from entries (values percent-encoded). */
 export function baggage(entries: Record<string, string | number>): string {

@@ -1,7 +1,8 @@
+import { SpanKind } from '@opentelemetry/api';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InMemoryBudgetStore, SPAN_ATTRIBUTES as ATTR, TenantBudgets } from '../../src/index.js';
 import { recordEachTest } from '../support/per-test.js';
-import { collector, delegationSpan, router, runSpan, serveLeaf, PRICE, type Served } from './helpers.js';
+import { clientSpan, collector, delegationSpan, router, runSpan, serveLeaf, PRICE, type Served } from './helpers.js';
 
 const rec = recordEachTest();
 const open: Served[] = [];
@@ -27,9 +28,17 @@ describe('a remote child over A2A on loopback', () => {
     const spans = rec.spans();
     const served = runSpan(spans, 'researcher')!;
     const call = delegationSpan(spans)!;
+    // execute_tool run_agent → invoke_agent researcher (CLIENT, the caller's hop) → invoke_agent researcher (the served run).
+    const hop = clientSpan(spans, 'researcher')!;
+    expect(hop.kind).toBe(SpanKind.CLIENT);
+    expect(hop.parentSpanContext?.spanId).toBe(call.spanContext().spanId);
     expect(served.spanContext().traceId).toBe(call.spanContext().traceId);
-    expect(served.parentSpanContext?.spanId).toBe(call.spanContext().spanId);
+    expect(served.parentSpanContext?.spanId).toBe(hop.spanContext().spanId);
     expect(served.attributes[ATTR.parentRunId]).toBe(reply.runId);
+    const port = Number(new URL(researcher.server.url).port);
+    expect(hop.attributes).toMatchObject({ 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'researcher', 'server.address': '127.0.0.1', 'server.port': port });
+    expect(hop.attributes['symfonic.run_id']).toBeUndefined();
+    expect(hop.attributes).toMatchObject({ 'gen_ai.usage.input_tokens': 40, 'gen_ai.usage.output_tokens': 4 });
   });
 
   it("absorbs the remote's usage and cost into the caller's totals", async () => {

@@ -45,6 +45,10 @@ describe('remoteChild options', () => {
     expect(() => remoteChild({ ...base, timeoutMs: -1 })).toThrow(ConfigurationError);
     expect(() => remoteChild({ ...base, headers: { 'bad header': 'x' } })).toThrow(/headers\["bad header"\]/);
     expect(() => remoteChild({ ...base, name: 'has space' })).toThrow(ConfigurationError);
+    expect(() => remoteChild({ ...base, maxResponseBytes: 512 * 1024 * 1024 })).toThrow(/maxResponseBytes can be at most 268435456/);
+    expect(() => remoteChild({ ...base, lineage: 'yes' } as never)).toThrow(/lineage/);
+    expect(() => remoteChild({ ...base, stream: 1 } as never)).toThrow(/stream/);
+    expect(() => remoteChild({ ...base, maxResponseBytes: 1 << 20, lineage: false, stream: false, timeoutMs: 1000 })).not.toThrow();
   });
 });
 

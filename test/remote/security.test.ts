@@ -3,7 +3,7 @@ import { FrameworkConfig, SPAN_ATTRIBUTES as ATTR, SubAgent, SymfonicAgent } fro
 import { serveAgent, type ServedAgent } from '../../src/remote/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
 import { recordEachTest } from '../support/per-test.js';
-import { baggage, bearer, post, router, sendMessageBody, serveLeaf, TOKEN } from './helpers.js';
+import { baggage, bearer, ext, post, router, sendMessageBody, serveLeaf, TOKEN } from './helpers.js';
 
 const rec = recordEachTest();
 const open: { close(): Promise<void> }[] = [];
@@ -23,7 +23,8 @@ describe('who may call a served agent', () => {
   it('answers a request with the right token (the baseline the refusals below differ from)', async () => {
     const r = await post(await leaf(), sendMessageBody('find'));
     expect(r.status).toBe(200);
-    expect(r.json.result.message.parts[0].text).toBe('researcher found it');
+    expect(r.json.result.task.status.state).toBe('TASK_STATE_COMPLETED');
+    expect(r.json.result.task.artifacts[0].parts[0].text).toBe('researcher found it');
   });
 
   it('answers 401, with a message and no stack, when there are no credentials', async () => {
@@ -91,7 +92,8 @@ describe('what a served agent reads', () => {
     const r = await post(url, sendMessageBody('find'));
     expect(r.status).toBe(200);
     expect(r.json.result.task.status.state).toBe('TASK_STATE_FAILED');
-    expect(r.json.result.task.metadata['symfonic/error']).toMatchObject({ type: 'child_error', message: 'the index is offline' });
+    expect(ext(r.json.result.task.metadata).failure).toMatchObject({ type: 'child_error', message: 'the index is offline' });
+    expect(r.json.result.task.status.message.parts[0].text).toBe('the index is offline');
     expect(r.text).not.toMatch(NO_STACK);
   });
 

@@ -98,8 +98,17 @@ describe('a delegation tree across three processes over A2A', () => {
     const ids = new Set(spans.map((s) => s.spanId));
     expect(spans.filter((s) => !s.parentSpanId).map((s) => s.name)).toEqual(['invoke_agent router']);
     expect(spans.filter((s) => s.parentSpanId && !ids.has(s.parentSpanId))).toEqual([]);
+    const runs = (agent: string) => spans.filter((s) => s.name === `invoke_agent ${agent}` && attrs(s)['symfonic.run_id'] !== undefined).length;
     const count = (name: string) => spans.filter((s) => s.name === name).length;
-    expect([count('invoke_agent router'), count('invoke_agent researcher'), count('invoke_agent fact_checker')]).toEqual([1, 1, 1]);
+    expect([runs('router'), runs('researcher'), runs('fact_checker')]).toEqual([1, 1, 1]);
+    // Each hop also has the caller's CLIENT span (kind 3), between its execute_tool span and the served run.
+    const hops = spans.filter((s) => s.kind === 3 && attrs(s)['gen_ai.operation.name'] === 'invoke_agent');
+    expect(hops.map((s) => s.name).sort()).toEqual(['invoke_agent fact_checker', 'invoke_agent researcher']);
+    const byId = new Map(spans.map((s) => [s.spanId, s]));
+    for (const hop of hops) {
+      expect(byId.get(hop.parentSpanId!)?.name).toBe('execute_tool run_agent');
+      expect(spans.filter((s) => s.parentSpanId === hop.spanId).map((s) => s.name)).toEqual([hop.name]);
+    }
     expect(count('execute_tool run_agent')).toBe(2);
     expect(spans.filter((s) => attrs(s)['gen_ai.operation.name'] === 'chat')).toHaveLength(5);
     // Each process's spans came from its own service.

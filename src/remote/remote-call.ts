@@ -1,0 +1,140 @@
+import { abortErrorFrom, isAbortError } from '../core/errors.js';
+import type { RunFrame } from '../core/run-frame.js';
+import { RunFailure } from '../core/run-outcome.js';
+import { NEVER_ABORTS } from '../core/signals.js';
+import { AnswerTooLargeError } from './http-client.js';
+import { outgoingHeaders } from './outgoing-headers.js';
+import { remoteOutcome, RemoteFailed, type RemoteAnswer } from './remote-answer.js';
+import type { Connected } from './remote-card.js';
+import { RemoteAgentError } from './remote-error.js';
+import { RemoteEvents } from './remote-events.js';
+import type { RemoteChildResponse } from './remote-response.js';
+import { RemoteSpan } from './remote-span.js';
+import { RemoteTaskReader } from './remote-task.js';
+import { TransportError } from './transport.js';
+import { absorbedUsage, type AbsorbedUsage } from './usage-report.js';
+import { modelVisibleText } from '../core/redact.js';
+
+
+/** How long a cancel may take before the call stops waiting to hear what the remote spent. */
+const CANCEL_WAIT_MS = 5_000;
+
+/** What every call of one remote child shares. */
+export interface CallSettings {
+  name: string;
+  /** The caller's headers, lower-cased. */
+  headers: Readonly<Record<string, string>>;
+  timeoutMs: number;
+  /** Send lineage baggage: true always, false never, undefined when the card declares the extension. */
+  lineage: boolean | undefined;
+}
+
+/** The error the delegation layer reads for a call the caller stopped: its abort, or this call's own timeout. */
+function stopError(name: string, frame: RunFrame, timeoutMs: number): Error {
+  if (frame.signal?.aborted) return abortErrorFrom(frame.signal, `remote agent "${name}"`);
+  return Object.assign(new RemoteAgentError(name, `no answer within ${timeoutMs} ms; the remote task was cancelled`), { name: 'TimeoutError' });
+}
+
+function failedError(name: string, error: unknown): Error {
+  if (error instanceof RemoteAgentError) return error;
+  if (error instanceof TransportError) return new RemoteAgentError(name, error.message, { cause: error, ...(error.status !== undefined ? { status: error.status } : {}) });
+  if (error instanceof AnswerTooLargeError) return new RemoteAgentError(name, error.message, { cause: error });
+  return new RemoteAgentError(name, modelVisibleText(error instanceof Error ? error.message : String(error)), { cause: error });
+}
+
+/** Cancels the call's task and reads what it spent; a cancel that fails or takes too long leaves the reader as it was. */
+async function cancelQuietly(connected: Connected, reader: RemoteTaskReader, contextId: string, headers: Readonly<Record<string, string>>): Promise<void> {
+  try {
+    await connected.transport.cancel(reader, contextId, headers, AbortSignal.timeout(CANCEL_WAIT_MS));
+  } catch {
+    // The remote's spend is then estimated: better a guess than a cancel that hangs its caller.
+  }
+}
+
+/**
+ * One delegated task to a remote agent, in `frame` (the child run the delegation minted): the
+ * CLIENT span, the headers, streamed events into the caller's tree when someone listens, and on
+ * an abort or a timeout a CancelTask to the remote. A failure after the remote had the request
+ * rejects as a RunFailure carrying its spend (reported, else estimated from what crossed the
+ * wire); a call the remote refused at the door spent nothing and rejects as its error.
+ */
+export async function callRemote(connected: Connected, s: CallSettings, task: string, frame: RunFrame): Promise<RemoteChildResponse> {
+  const stop = new CallStop(frame.signal, s.timeoutMs);
+  try {
+    return await call(connected, s, task, frame, stop.signal);
+  } finally {
+    stop.dispose();
+  }
+}
+
+/**
+ * The call's own signal: aborted by the frame's (the parent's abort, its child timeout) or by
+ * this call's timeout. One controller and one timer, where AbortSignal.timeout and .any cost a
+ * signal each and a listener registry on every hop.
+ */
+class CallStop {
+  private readonly controller = new AbortController();
+  private readonly timer: ReturnType<typeof setTimeout>;
+  private readonly onAbort = () => this.controller.abort(this.parent?.reason);
+
+  constructor(
+    private readonly parent: AbortSignal | undefined,
+    timeoutMs: number,
+  ) {
+    this.timer = setTimeout(() => this.controller.abort(new DOMException(`no answer within ${timeoutMs} ms`, 'TimeoutError')), timeoutMs);
+    if (parent === undefined || parent === NEVER_ABORTS) return;
+    if (parent.aborted) this.onAbort();
+    else parent.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  dispose(): void {
+    clearTimeout(this.timer);
+    this.parent?.removeEventListener('abort', this.onAbort);
+  }
+}
+
+async function call(connected: Connected, s: CallSettings, task: string, frame: RunFrame, signal: AbortSignal): Promise<RemoteChildResponse> {
+  const span = new RemoteSpan(s.name, connected.server, frame.traceContext);
+  const lineage = s.lineage ?? connected.extension;
+  const events = frame.events !== undefined && lineage && connected.transport.streaming ? new RemoteEvents(frame.events, frame) : undefined;
+  const reader = new RemoteTaskReader(events?.take);
+  // The child run's id is unique to this call: it names the message and the context it is sent in.
+  const contextId = frame.runId;
+  const headers = { ...s.headers, ...outgoingHeaders(frame, span.context, lineage, s.timeoutMs) };
+  let dispatched = false;
+  let failure: unknown;
+  try {
+    await connected.transport.send({ task, contextId, headers, signal, events: events !== undefined, onDispatched: () => (dispatched = true) }, reader);
+  } catch (error) {
+    failure = error;
+  }
+  let outcome: RemoteAnswer | RemoteFailed;
+  const spend = (): AbsorbedUsage | undefined => (dispatched ? absorbedUsage(reader.usage, task, reader.text) : undefined);
+  if (signal.aborted && !reader.done) {
+    if (dispatched) await cancelQuietly(connected, reader, contextId, headers);
+    outcome = new RemoteFailed(stopError(s.name, frame, s.timeoutMs), spend());
+  } else if (failure !== undefined) {
+    // Refused at the door (a status) or never sent: no work happened. Broken off after that: it may have.
+    const refused = failure instanceof TransportError && failure.status !== undefined;
+    outcome = new RemoteFailed(isAbortError(failure) ? stopError(s.name, frame, s.timeoutMs) : failedError(s.name, failure), refused ? undefined : spend());
+  } else {
+    outcome = remoteOutcome(s.name, task, reader);
+  }
+  span.taskId(reader.taskId);
+  events?.close(outcome instanceof RemoteFailed ? outcome.error.message : 'the remote stream ended');
+  span.end(outcome.spend?.totalUsage, outcome instanceof RemoteFailed ? outcome.error : undefined);
+  if (outcome instanceof RemoteFailed) {
+    const spent = outcome.spend;
+    // Work happened: the error carries what it cost, under the run id this side gave the child.
+    if (spent !== undefined) throw new RunFailure(outcome.error, { runId: frame.runId, totalUsage: spent.totalUsage, totalCostUsd: spent.totalCostUsd, accounting: spent.receipt });
+    throw outcome.error;
+  }
+  const response: RemoteChildResponse = { finalResponse: outcome.text, totalUsage: outcome.spend.totalUsage, totalCostUsd: outcome.spend.totalCostUsd };
+  if (outcome.spend.receipt !== undefined) response.accounting = outcome.spend.receipt;
+  if (outcome.spend.runId !== undefined) response.runId = outcome.spend.runId;
+  return response;
+}

@@ -1,0 +1,119 @@
+import { NAME_PATTERN } from '../core/defaults.js';
+import type { RunEmitter, RunEventBody, RunEventSink } from '../core/run-event.js';
+import { frameFrom, type RunFrame } from '../core/run-frame.js';
+import { soundCost, soundUsage } from '../core/usage.js';
+import { isObject } from './rpc-envelope.js';
+import { WIRE_ID } from './wire.js';
+import { modelVisibleText } from '../core/redact.js';
+
+const OUTCOMES = new Set(['delegated', 'refused_depth', 'unknown_child', 'child_error', 'budget_exceeded', 'aborted', 'invalid_request']);
+/** The most text one remote delta may carry into this tree's stream. */
+const MAX_DELTA = 1024 * 1024;
+const MAX_NAME = 200;
+
+const str = (v: unknown, max = MAX_NAME): string | undefined => (typeof v === 'string' && v.length <= max ? v : undefined);
+
+/** A remote event's body, rebuilt from checked fields only; undefined when it does not read as one. */
+function bodyOf(e: Record<string, unknown>): RunEventBody | undefined {
+  switch (e.type) {
+    case 'model.started':
+      return str(e.model) === undefined ? undefined : { type: 'model.started', model: e.model as string };
+    case 'text.delta':
+      return str(e.delta, MAX_DELTA) === undefined ? undefined : { type: 'text.delta', delta: e.delta as string };
+    case 'model.finished': {
+      const usage = soundUsage(e.usage);
+      return usage === undefined ? undefined : { type: 'model.finished', usage, costUsd: soundCost(e.costUsd) };
+    }
+    case 'tool.started':
+    case 'tool.finished': {
+      const tool = str(e.tool);
+      const callId = str(e.callId);
+      if (tool === undefined || callId === undefined) return undefined;
+      return e.type === 'tool.started' ? { type: e.type, tool, callId } : { type: e.type, tool, callId, ok: e.ok === true };
+    }
+    case 'delegation.started':
+      return str(e.child) === undefined || !WIRE_ID.test(String(e.childRunId)) ? undefined : { type: e.type, child: e.child as string, childRunId: e.childRunId as string };
+    case 'delegation.finished': {
+      const childRunId = e.childRunId === null ? null : WIRE_ID.test(String(e.childRunId)) ? (e.childRunId as string) : undefined;
+      if (str(e.child) === undefined || childRunId === undefined || !OUTCOMES.has(e.outcome as string)) return undefined;
+      return { type: e.type, child: e.child as string, childRunId, outcome: e.outcome as string };
+    }
+    case 'budget.warning':
+      return str(e.tenantId) === undefined || typeof e.fraction !== 'number' || !Number.isFinite(e.fraction) ? undefined : { type: e.type, tenantId: e.tenantId as string, fraction: e.fraction };
+    case 'run.finished': {
+      const usage = soundUsage(e.usage);
+      const totalUsage = soundUsage(e.totalUsage);
+      if (usage === undefined || totalUsage === undefined) return undefined;
+      return { type: e.type, usage, totalUsage, costUsd: soundCost(e.costUsd), totalCostUsd: soundCost(e.totalCostUsd) };
+    }
+    case 'run.failed':
+      return { type: e.type, errorType: str(e.errorType) ?? 'Error', message: modelVisibleText(typeof e.message === 'string' ? e.message : '') };
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * The served tree's run events, fed into the caller's event sink as they stream in: each remote
+ * run is opened in the sink as a run of this tree (its own run id, its parent in the remote
+ * subtree, the depth below this call), so the caller's stream and onEvent show it where it
+ * belongs and number it in the caller's order. Nothing from the wire is taken as it came: the
+ * remote root must be the child run this call minted, every other run must descend from a run
+ * already seen, and each body is rebuilt from checked fields. What does not fit is dropped.
+ */
+export class RemoteEvents {
+  private readonly open = new Map<string, { emitter: RunEmitter; depth: number }>();
+  private readonly ended = new Set<string>();
+
+  constructor(
+    private readonly sink: RunEventSink,
+    /** The frame of the child run this call stands for: the served root's place in the caller's tree. */
+    private readonly frame: RunFrame,
+  ) {}
+
+  readonly take = (events: readonly unknown[]): void => {
+    for (const e of events) if (isObject(e)) this.one(e);
+  };
+
+  private one(e: Record<string, unknown>): void {
+    const runId = e.runId;
+    if (typeof runId !== 'string' || !WIRE_ID.test(runId) || this.ended.has(runId)) return;
+    if (e.type === 'run.started') return this.start(runId, e);
+    const run = this.open.get(runId);
+    const body = run === undefined ? undefined : bodyOf(e);
+    if (run === undefined || body === undefined) return;
+    run.emitter.emit(body);
+    if (body.type === 'run.finished' || body.type === 'run.failed') {
+      this.open.delete(runId);
+      this.ended.add(runId);
+    }
+  }
+
+  private start(runId: string, e: Record<string, unknown>): void {
+    if (this.open.has(runId) || e.rootRunId !== this.frame.rootRunId) return;
+    const agent = typeof e.agent === 'string' && NAME_PATTERN.test(e.agent) ? e.agent : 'remote';
+    let parentRunId: string;
+    let depth: number;
+    if (runId === this.frame.runId) {
+      if (e.parentRunId !== this.frame.parentRunId) return;
+      parentRunId = this.frame.parentRunId!;
+      depth = this.frame.depth;
+    } else {
+      const parent = typeof e.parentRunId === 'string' ? this.open.get(e.parentRunId) : undefined;
+      if (parent === undefined) return;
+      parentRunId = e.parentRunId as string;
+      depth = parent.depth + 1;
+    }
+    const frame = frameFrom({ runId, rootRunId: this.frame.rootRunId, parentRunId, depth });
+    this.open.set(runId, { emitter: this.sink.open(frame, agent, false), depth });
+  }
+
+  /** Ends every remote run still open (the stream broke off, the call was cancelled): their last event is a failure. */
+  close(why: string): void {
+    for (const [runId, run] of this.open) {
+      run.emitter.emit({ type: 'run.failed', errorType: 'RemoteStreamEnded', message: why });
+      this.ended.add(runId);
+    }
+    this.open.clear();
+  }
+}

@@ -1,0 +1,159 @@
+import { randomUUID } from 'node:crypto';
+import type { RunOptions } from '../agent/run-options.js';
+import type { SymfonicAgent } from '../agent/symfonic-agent.js';
+import { readUsageLineage } from './extension.js';
+import type { Principal } from './principal.js';
+import { A2AProblem, RPC_CODE } from './rpc-envelope.js';
+import { ServedTask } from './served-task.js';
+import { BadPageToken, type TaskStore } from './task-store.js';
+import { taskStream, type TaskStream } from './task-stream.js';
+import { taskJson, type Json, type TaskView } from './task-view.js';
+import { runServed } from './served-run.js';
+import { TASK_STATE } from './wire.js';
+
+/** What the HTTP layer knows of a request. */
+export interface ServedRequest {
+  principal: Principal;
+  /** The served run's place in its caller's tree; undefined for a method that starts no run. */
+  runOptions: Omit<RunOptions, 'signal'> | undefined;
+  /** The request activated symfonic's usage-lineage extension. */
+  extension: boolean;
+  /** `fn` runs if the caller hangs up before its answer is written. */
+  onHangUp(fn: () => void): void;
+}
+
+/** SendMessage's params as A2A 1.0 JSON, already checked (rpc-params.ts). */
+export interface SendParams {
+  message: Json & { parts: Json[] };
+  configuration?: { historyLength?: number; returnImmediately?: boolean } | undefined;
+  metadata?: Json | undefined;
+}
+
+/** The task text: text parts as they are, structured parts as JSON; files are not read. */
+function taskTextOf(parts: readonly Json[]): string {
+  const pieces: string[] = [];
+  for (const p of parts) {
+    if (typeof p.text === 'string') pieces.push(p.text);
+    else if (p.data !== undefined) pieces.push(JSON.stringify(p.data));
+  }
+  return pieces.join('\n');
+}
+
+const STATE_BY_NAME: Readonly<Record<string, number>> = Object.fromEntries(Object.entries(TASK_STATE).map(([k, v]) => [`TASK_STATE_${k}`, v]));
+
+/**
+ * A served SymfonicAgent's tasks, in A2A 1.0's JSON: every message is one run of the agent, kept
+ * as a task while it runs and after (GetTask, ListTasks, CancelTask, SubscribeToTask). The 1.0
+ * binding (served-jsonrpc.ts) calls it directly; the SDK's 0.3 binding through legacy-handler.ts.
+ * Refusals are A2AProblems carrying A2A's error codes.
+ */
+export class ServedTasks {
+  constructor(
+    private readonly agent: SymfonicAgent,
+    private readonly store: TaskStore,
+  ) {}
+
+  /** The task for a message, checked, neither kept nor running yet (a stream watches it before its run starts). */
+  private createTask(params: SendParams, req: ServedRequest): { task: ServedTask; text: string; options: Omit<RunOptions, 'signal'> } {
+    const message = params.message;
+    if (typeof message.taskId === 'string' && message.taskId !== '') this.refuseFollowUp(message.taskId, req.principal.principal);
+    const text = taskTextOf(message.parts);
+    if (text.trim() === '') throw new A2AProblem(RPC_CODE.contentTypeNotSupported, 'the message carries no text or data part to read the task from');
+    if (req.runOptions === undefined) throw new A2AProblem(RPC_CODE.internalError, 'the request carries no run placement');
+    const id = randomUUID();
+    const contextId = typeof message.contextId === 'string' && message.contextId !== '' ? message.contextId : randomUUID();
+    const options = req.runOptions;
+    const task = new ServedTask(id, contextId, req.principal.principal, { ...message, taskId: id, contextId }, options.deadline);
+    return { task, text, options };
+  }
+
+  /** Keeps the task and runs the agent on it; `events` asks for the served tree's run events. */
+  private run(created: { task: ServedTask; text: string; options: Omit<RunOptions, 'signal'> }, events: boolean): ServedTask {
+    const { task, text, options } = created;
+    this.store.add(task);
+    task.start((signal, sink) => runServed(this.agent, text, options, signal, sink), events);
+    return task;
+  }
+
+  /** A served task is one exchange: a message to a task, running or ended, is refused. */
+  private refuseFollowUp(taskId: string, owner: string): never {
+    const t = this.store.get(taskId, owner);
+    if (t === undefined) throw new A2AProblem(RPC_CODE.taskNotFound, `task ${taskId} not found among yours; send the message without taskId to start one`);
+    throw new A2AProblem(
+      RPC_CODE.unsupportedOperation,
+      t.terminal
+        ? `task ${taskId} has ended; an ended task takes no more messages (A2A 3.1.1): send a new message without taskId`
+        : `task ${taskId} is still working and takes no more messages: a served symfonic run is one exchange (pauses across the wire come later)`,
+    );
+  }
+
+  private find(id: string, req: ServedRequest): ServedTask {
+    const task = this.store.get(id, req.principal.principal);
+    if (task === undefined) throw new A2AProblem(RPC_CODE.taskNotFound, `task ${id} not found among yours`);
+    return task;
+  }
+
+  /** SendMessage: the task once it has ended, or at once as it starts with returnImmediately. */
+  async send(params: SendParams, req: ServedRequest): Promise<Json> {
+    const task = this.run(this.createTask(params, req), false);
+    const view: TaskView = { historyLength: params.configuration?.historyLength, artifacts: true, extension: req.extension };
+    if (params.configuration?.returnImmediately) return taskJson(task, view);
+    // A blocking caller that hangs up was the one waiting: its run is stopped, not orphaned.
+    req.onHangUp(() => task.abort('the caller closed the connection'));
+    await task.ended;
+    return taskJson(task, view);
+  }
+
+  /** SendStreamingMessage: the task, its tree's run events (when asked for), its answer and its end. */
+  stream(params: SendParams, req: ServedRequest): TaskStream {
+    const created = this.createTask(params, req);
+    const view: TaskView = { historyLength: params.configuration?.historyLength, artifacts: true, extension: req.extension };
+    const stream = taskStream(created.task, view);
+    return {
+      start: (out) => {
+        const stop = stream.start(out);
+        // Run events go out only to a caller that activated the extension and asked for them.
+        const task = this.run(created, req.extension && readUsageLineage(params.metadata)?.events === true);
+        req.onHangUp(() => task.abort('the caller closed the stream'));
+        return stop;
+      },
+    };
+  }
+
+  subscribe(id: string, req: ServedRequest): TaskStream {
+    const task = this.find(id, req);
+    if (task.terminal) throw new A2AProblem(RPC_CODE.unsupportedOperation, `task ${id} has ended; read it with GetTask`);
+    return taskStream(task, { artifacts: true, extension: req.extension });
+  }
+
+  get(id: string, historyLength: number | undefined, req: ServedRequest): Json {
+    return taskJson(this.find(id, req), { historyLength, artifacts: true, extension: req.extension });
+  }
+
+  /** Aborts the served tree and answers once it has ended: its spans closed, its reservations released, its spend in the task. */
+  async cancel(id: string, req: ServedRequest): Promise<Json> {
+    const task = this.find(id, req);
+    if (!task.cancel()) throw new A2AProblem(RPC_CODE.taskNotCancelable, `task ${id} has already ended`);
+    await task.ended;
+    return taskJson(task, { artifacts: true, extension: req.extension });
+  }
+
+  /** ListTasks, its params checked: newest first, a cursor a page. */
+  list(params: Json, req: ServedRequest): Json {
+    let page;
+    try {
+      page = this.store.list(req.principal.principal, {
+        contextId: (params.contextId as string | undefined) || undefined,
+        state: STATE_BY_NAME[params.status as string],
+        updatedAfterMs: typeof params.statusTimestampAfter === 'string' ? Date.parse(params.statusTimestampAfter) : undefined,
+        pageSize: (params.pageSize as number | undefined) ?? 50,
+        pageToken: (params.pageToken as string | undefined) || undefined,
+      });
+    } catch (error) {
+      if (error instanceof BadPageToken) throw new A2AProblem(RPC_CODE.invalidParams, error.message);
+      throw error;
+    }
+    const view: TaskView = { historyLength: params.historyLength as number | undefined, artifacts: params.includeArtifacts === true, extension: req.extension };
+    return { tasks: page.tasks.map((t) => taskJson(t, view)), nextPageToken: page.nextPageToken, pageSize: page.tasks.length, totalSize: page.totalSize };
+  }
+}

@@ -1,0 +1,69 @@
+import type { WireEvent } from './served-events.js';
+import { usageLineageMetadata, type UsageLineageData } from './extension.js';
+import type { ServedTask } from './served-task.js';
+import { TASK_STATE } from './wire.js';
+
+/**
+ * A2A 1.0's JSON, as served tasks are spelled on the wire (the proto's JSON form: camelCase
+ * fields, enum names, empty lists and unset fields left out). The 0.3 binding converts from it.
+ */
+export type Json = Record<string, unknown>;
+
+/** How much of a task a reader gets: history cut to its last n messages, artifacts or not, symfonic's extension or not. */
+export interface TaskView {
+  historyLength?: number | undefined;
+  artifacts: boolean;
+  /** The request activated the usage-lineage extension: the task's metadata carries its data. */
+  extension: boolean;
+}
+
+/** The answer's artifact id: one artifact a task, the served run's final text. */
+const ANSWER_ARTIFACT = 'answer';
+
+const STATE_NAME: Readonly<Record<number, string>> = Object.fromEntries(Object.entries(TASK_STATE).map(([k, v]) => [v, `TASK_STATE_${k}`]));
+
+function agentMessage(t: ServedTask, text: string): Json {
+  return { messageId: `${t.id}:status`, contextId: t.contextId, taskId: t.id, role: 'ROLE_AGENT', parts: [{ text, mediaType: 'text/plain' }] };
+}
+
+function answerArtifact(text: string): Json {
+  return { artifactId: ANSWER_ARTIFACT, name: 'answer', parts: [{ text, mediaType: 'text/plain' }] };
+}
+
+function extensionData(t: ServedTask): UsageLineageData {
+  const data: UsageLineageData = {};
+  if (t.report !== undefined) data.usage = t.report;
+  if (t.failure !== undefined) data.failure = t.failure;
+  return data;
+}
+
+function status(t: ServedTask): Json {
+  // A run that did not answer says why in words any client shows; the answer itself is an artifact.
+  const s: Json = { state: STATE_NAME[t.state], timestamp: new Date(t.updatedMs).toISOString() };
+  if (t.failure !== undefined) s.message = agentMessage(t, t.failure.message);
+  return s;
+}
+
+/** The task as A2A's Task, cut to `view`. */
+export function taskJson(t: ServedTask, view: TaskView): Json {
+  const task: Json = { id: t.id, contextId: t.contextId, status: status(t) };
+  if (view.artifacts && t.answer !== undefined) task.artifacts = [answerArtifact(t.answer)];
+  if (view.historyLength !== 0) task.history = [t.userMessage];
+  if (view.extension && (t.report !== undefined || t.failure !== undefined)) task.metadata = usageLineageMetadata(extensionData(t));
+  return task;
+}
+
+/** Run events of the served tree, as a status update of a working task carrying them in the extension. */
+export function eventsUpdate(t: ServedTask, events: readonly WireEvent[]): Json {
+  return { statusUpdate: { taskId: t.id, contextId: t.contextId, status: { state: STATE_NAME[TASK_STATE.WORKING], timestamp: new Date().toISOString() }, metadata: usageLineageMetadata({ events }) } };
+}
+
+/** The end of a stream: the answer as an artifact (when there is one), then the final status. */
+export function endUpdates(t: ServedTask, view: TaskView): Json[] {
+  const out: Json[] = [];
+  if (t.answer !== undefined) out.push({ artifactUpdate: { taskId: t.id, contextId: t.contextId, artifact: answerArtifact(t.answer), lastChunk: true } });
+  const update: Json = { taskId: t.id, contextId: t.contextId, status: status(t) };
+  if (view.extension) update.metadata = usageLineageMetadata(extensionData(t));
+  out.push({ statusUpdate: update });
+  return out;
+}

@@ -1,0 +1,43 @@
+import type { RemoteTaskReader } from './remote-task.js';
+
+/** One call's message to a remote agent, as a transport sends it. */
+export interface RemoteSend {
+  task: string;
+  /** A fresh context id per call: where a task's id never arrived, the context finds it (to cancel it). */
+  contextId: string;
+  /** The caller's headers, trace context, lineage baggage and extension activation, lower-cased. */
+  headers: Readonly<Record<string, string>>;
+  signal: AbortSignal;
+  /** Ask the served tree for its run events (the usage-lineage extension's `events`). */
+  events: boolean;
+  /** Told once the remote has the request (the body went out): from then on, work may have happened. */
+  onDispatched(): void;
+}
+
+/**
+ * The one way remote paths are reached: send a message and read what comes back into a
+ * RemoteTaskReader (streamed when the agent streams and the call allows, else one answer), and
+ * cancel the call's task. Two implementations: A2A 1.0 JSON-RPC spoken directly
+ * (jsonrpc-transport.ts), and the A2A SDK's client for every other interface an agent offers
+ * (sdk-transport.ts).
+ */
+export interface A2ATransport {
+  /** Whether send streams (the agent's card says it can, and the call did not opt out). */
+  readonly streaming: boolean;
+  /** Resolves once the remote has said its last word on the task, or rejects (the call aborted, the remote refused or broke off). */
+  send(call: RemoteSend, reader: RemoteTaskReader): Promise<void>;
+  /** CancelTask for the call's task, reading the answer (the task as it ended, its spend) into `reader`. */
+  cancel(reader: RemoteTaskReader, contextId: string, headers: Readonly<Record<string, string>>, signal: AbortSignal): Promise<void>;
+  close(): void;
+}
+
+/** A remote that refused a request or answered something that is not A2A: its words, and the HTTP status if it refused at the door. */
+export class TransportError extends Error {
+  constructor(
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+    this.name = 'TransportError';
+  }
+}
