@@ -1,7 +1,8 @@
 import type { RunFrame } from '../core/run-frame.js';
 import type { Receipt, RunFigures, Spent } from '../core/run-outcome.js';
 import type { Usage } from '../core/usage.js';
-import type { Spend } from '../budget/budget-store.js';
+import type { MaybePromise, Spend } from '../budget/budget-store.js';
+import type { BudgetScope, BudgetThreshold, TenantLimit } from '../budget/tenant-budgets.js';
 import type { DelegationOutcome } from '../observability/attributes.js';
 import type { ModelPrice } from './prices.js';
 
@@ -22,12 +23,20 @@ export interface Accounting {
    * resumed run opens with the figures it had when it suspended: they are its own and its
    * subtree's so far, already charged to the tenant and the store, and are charged nowhere again.
    */
-  open(frame: RunFrame, agentName: string, report?: ProblemReporter, resumed?: RunFigures): RunAccount;
+  open(frame: RunFrame, agentName: string, report?: RunReporter, resumed?: RunFigures): RunAccount;
 }
 
 /** Where an account reports what it could not write (a budget store that failed), for the run's log. */
 export interface ProblemReporter {
   storeProblem(problem: AccountingProblem): void;
+}
+
+/** What an account tells the run it belongs to, and asks of it. */
+export interface RunReporter extends ProblemReporter {
+  /** The run's own model: spend with no price of its own (a foreign child's) is charged to budgets at its price. */
+  readonly model?: { readonly providerName: string; readonly modelName: string };
+  /** Thresholds crossed by spend settled outside a model call (a child's, taken in). */
+  crossed?(thresholds: readonly BudgetThreshold[]): void;
 }
 
 export interface AccountingProblem {
@@ -56,7 +65,18 @@ export interface RunAccount {
   /** After a call that failed or was aborted: releases its reservation. */
   failCall(ticket: CallTicket, ended: CallEnd): void;
   /**
-   * Takes in what a child spent outside this account, unless its receipt says it is already here.
+   * Before a child that accounts none of its spend in this ledger runs (a foreign child, a
+   * facade around one, a remote agent): reserves its bound against the budget, under the child's
+   * run id, or throws BudgetExceededError (BudgetStoreUnavailableError when the store refuses to
+   * answer). `absorbChild` settles it to what the child spent; a symfonic run that opens in this
+   * ledger as that child (inside a wrapper) releases it, since its own calls reserve.
+   */
+  holdChild(hold: ChildHold): void | Promise<void>;
+  /** Frees a child's hold without charging it: the child never started. */
+  releaseChild(childRunId: string): void;
+  /**
+   * Takes in what a child spent outside this account, unless its receipt says it is already here;
+   * settles the child's hold to it (or releases the hold when the spend is already in the store).
    * `part` names one stretch of a child taken in more than once (its spend up to a suspension,
    * then what it spent after each resume): each part is charged once, under an id of its own.
    */
@@ -90,18 +110,36 @@ export interface CallTicket {
    * maxTokens, so the reservation is a true upper bound. Undefined when no budget applies.
    */
   readonly outputBound: number | undefined;
-  /** Set when the reservation crossed the tenant's soft warnAt fraction. */
-  readonly warning: BudgetWarning | undefined;
   /** Set when the store could not be reached and let the call run unchecked. */
   readonly unchecked: string | undefined;
+  /** Who the call was reserved for, and the limit it was reserved under: what it settles by. */
+  readonly scope: BudgetScope | undefined;
+  readonly limit: TenantLimit | undefined;
+  /**
+   * Set by `endCall` for a reserved call: the thresholds its settle crossed, once the settle has
+   * landed (a promise for a store that answers later; it never rejects: a failed settle crossed none).
+   */
+  settled?: MaybePromise<readonly BudgetThreshold[]>;
 }
 
-export interface BudgetWarning {
-  tenantId: string;
-  limit: 'maxTokens' | 'maxCostUsd';
-  limitValue: number;
-  committed: number;
-  warnAt: number;
+/** A child's reservation, made before it runs. */
+export interface ChildHold {
+  /** The child's run id: what its spend comes back under, and what the hold is kept by. */
+  readonly runId: string;
+  /** The child's name, for a refusal's message. */
+  readonly child: string;
+  /** The task it is given: part of what it will read. */
+  readonly task: string;
+  /** Its reservation as set on the child (SubAgent reserve); the default when undefined. */
+  readonly reserve: ChildReserve | undefined;
+}
+
+/** What a child that accounts none of its own calls reserves before it runs (SubAgent `reserve`). */
+export interface ChildReserve {
+  /** Tokens held for the child's whole run. */
+  readonly tokens: number;
+  /** USD held; default the tokens at the delegating run's model price (its dearer rate). */
+  readonly costUsd?: number;
 }
 
 /** How a model call ended, for its metrics. */

@@ -91,9 +91,16 @@ export class Ledger {
    * One write to the budget store, which may throw or reject: a store failure after a model call
    * answered must not turn that answer into a failed run, so it is caught, reported (the run's
    * log, OpenTelemetry's diagnostic log, a counter), and the promise, if any, returned for the
-   * run to wait on.
+   * run to wait on. `done` gets the write's answer when it succeeded.
    */
-  storeWrite(operation: 'settle' | 'release' | 'absorb', tenantId: string, unwritten: Spend | undefined, write: () => void | Promise<void>, report: ProblemReporter | undefined): Promise<void> | undefined {
+  storeWrite<T>(
+    operation: 'settle' | 'release' | 'absorb',
+    tenantId: string,
+    unwritten: Spend | undefined,
+    write: () => T | Promise<T>,
+    report: ProblemReporter | undefined,
+    done?: (answer: T) => void,
+  ): Promise<void> | undefined {
     const failed = (error: unknown): void => {
       this.instruments.get().storeErrors.add(1, { [ATTR.tenantId]: tenantId, operation });
       diag.error(`symfonic: the budget store failed to ${operation} for tenant "${tenantId}"; the tenant's figures may be off until it recovers`, error);
@@ -104,12 +111,26 @@ export class Ledger {
         // A reporter that throws must not undo the answer it was told about.
       }
     };
+    const answered = (answer: T): void => {
+      try {
+        done?.(answer);
+      } catch (error) {
+        // What the run does with an answer (its events) is not the store's failure, and must not undo the write.
+        diag.error(`symfonic: handling the budget store's answer to ${operation} for tenant "${tenantId}" failed`, error);
+      }
+    };
+    let r: T | Promise<T>;
     try {
-      const r = write();
-      return isPromise(r) ? r.then(undefined, failed) : undefined;
+      r = write();
     } catch (error) {
       failed(error);
       return undefined;
     }
+    if (isPromise(r)) return r.then(answered, failed);
+    answered(r);
+    return undefined;
   }
+
+  /** Accounts holding a reservation for a child, by the child's run id: a symfonic run opening as that child releases it. */
+  readonly holders = new Map<string, { releaseChild(childRunId: string): void; readonly runId: string }>();
 }

@@ -4,7 +4,7 @@ import { checked, readOptions } from '../core/options.js';
 import { z } from 'zod';
 import type { RunFrame } from '../core/run-frame.js';
 import type { Usage } from '../core/usage.js';
-import type { Accounting, ProblemReporter, RunAccount, RunFigures } from './accounting.js';
+import type { Accounting, RunAccount, RunFigures, RunReporter } from './accounting.js';
 import { TenantBudgets } from '../budget/tenant-budgets.js';
 import { InstrumentSource } from '../observability/instruments.js';
 import { Ledger } from './ledger.js';
@@ -91,7 +91,7 @@ export class MetricsCollector implements Accounting {
    * would share the parent's entry, and its end would tear down the running parent's figures),
    * and a run with no scope while budgets apply: it would be the one run no limit reaches.
    */
-  open(frame: RunFrame, agentName: string, report?: ProblemReporter, resumed?: RunFigures): RunAccount {
+  open(frame: RunFrame, agentName: string, report?: RunReporter, resumed?: RunFigures): RunAccount {
     const ledger = this.#ledger;
     if (frame.scope === undefined && this.budgets !== undefined) {
       throw new ConfigurationError(
@@ -127,7 +127,11 @@ export class MetricsCollector implements Accounting {
       else parent.children.push(frame.runId);
     }
     ledger.runs.set(frame.runId, entry);
-    const budgets = tenantId !== null && this.budgets?.limitFor(tenantId) !== undefined ? this.budgets : undefined;
-    return new CollectorRunAccount(this, ledger, entry, budgets, report, this.budgets?.onExceeded ?? 'refuse');
+    // A symfonic run placed as a child its delegator held a reservation for (inside a wrapper):
+    // its own calls reserve from here on, so the hold goes.
+    const holder = ledger.holders.get(frame.runId);
+    if (holder !== undefined && holder.runId === frame.parentRunId) holder.releaseChild(frame.runId);
+    const budgets = tenantId !== null && this.budgets?.mayLimit(tenantId) ? this.budgets : undefined;
+    return new CollectorRunAccount(this, ledger, entry, budgets, budgets ? frame.scope : undefined, report, this.budgets?.onExceeded ?? 'refuse');
   }
 }

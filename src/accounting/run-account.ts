@@ -1,50 +1,82 @@
 import type { Receipt, Spent } from '../core/run-outcome.js';
-import type { TenantBudgets } from '../budget/tenant-budgets.js';
-import { DEFAULTS } from '../core/defaults.js';
+import type { MaybePromise, Spend } from '../budget/budget-store.js';
+import type { BudgetScope, BudgetThreshold, TenantBudgets, TenantLimit } from '../budget/tenant-budgets.js';
+import { isPromise } from '../core/promise.js';
 import { addUsageInto, totalTokens, type Usage } from '../core/usage.js';
 import type { DelegationOutcome } from '../observability/attributes.js';
-import type { Accounting, CallEnd, CallTicket, ModelCall, ProblemReporter, RunAccount, RunFigures } from './accounting.js';
-import { reserveCall, unbudgetedTicket } from './call-reservation.js';
+import type { Accounting, CallEnd, CallTicket, ChildHold, ModelCall, RunAccount, RunFigures, RunReporter } from './accounting.js';
+import { limitsCost, refusal, reserveCall, unbudgetedTicket } from './call-reservation.js';
 import { failedCallAttributes } from './call-attributes.js';
+import { childCost, childHoldAmount, excess, unpricedChild, type ClosedHold, type HeldChild } from './child-holds.js';
 import type { Ledger } from './ledger.js';
-import { costOf } from './prices.js';
+import { costOf, type ModelPrice } from './prices.js';
 import { addToTotal, figuresOf, type RunEntry } from './run-entry.js';
+
+const NONE: readonly BudgetThreshold[] = Object.freeze([]);
+const CLOSE_SLACK_MS = 100;
 
 /**
  * One run's account in a collector. Everything the run spends goes through here: its own calls
- * (reserved, then settled or released), the spend of children that accounted elsewhere, and its
- * delegations. Store writes still in flight are awaited by `close`, so a ledger read after the
- * run resolves is exact.
+ * (reserved, then settled or released), the holds of children that account none of their own
+ * calls here (reserved before they run, settled to what they spent), the spend of children that
+ * accounted elsewhere, and its delegations. Store writes still in flight are awaited by `close`
+ * (within the store's time bound), so a ledger read after the run resolves is exact.
  */
 export class CollectorRunAccount implements RunAccount {
   private pending: Promise<void>[] | undefined;
   private closed: RunFigures | undefined;
+  /** The limit this account last resolved (null: none applies), for the receipt. */
+  private limitSeen: TenantLimit | null | undefined;
+  private holds: Map<string, HeldChild> | undefined;
+  private closedHolds: Map<string, ClosedHold> | undefined;
 
   constructor(
     readonly accounting: Accounting,
     private readonly ledger: Ledger,
     private readonly entry: RunEntry,
+    /** Set when a limit may apply to the run's tenant (with its scope); undefined otherwise. */
     private readonly budgets: TenantBudgets | undefined,
-    private readonly report: ProblemReporter | undefined,
+    private readonly scope: BudgetScope | undefined,
+    private readonly report: RunReporter | undefined,
     readonly onExceeded: 'refuse' | 'suspend',
   ) {}
 
+  /** The run this account is for. */
+  get runId(): string {
+    return this.entry.runId;
+  }
+
   /**
-   * Names the store only when this run's tenant is held to a budget there: spend written nowhere
+   * Names the store only when this run's tenant is held to a limit there: spend written nowhere
    * must still be charged by a delegator whose store it is. Read when asked, since a shared store
    * learns the id of its data on first contact.
    */
   get receipt(): Receipt {
-    return { ledger: this.accounting.id, store: this.budgets?.store.id ?? null, tenantId: this.entry.tenantId };
+    return { ledger: this.accounting.id, store: this.limited() ? (this.budgets!.store.id ?? null) : null, tenantId: this.entry.tenantId };
+  }
+
+  private limited(): boolean {
+    if (this.budgets === undefined || this.scope === undefined) return false;
+    if (this.limitSeen !== undefined) return this.limitSeen !== null;
+    const known = this.budgets.knownLimit(this.scope);
+    // Not known without a lookup: no call of this run (nor of its tenant lately) reached the store.
+    return known !== undefined && known !== 'unknown';
+  }
+
+  /** The limit for the run's scope, then `then` with it (undefined: none applies). */
+  private withLimit<T>(then: (limit: TenantLimit | undefined) => T | Promise<T>): T | Promise<T> {
+    const limit = this.budgets!.limitOf(this.scope!);
+    const go = (l: TenantLimit | undefined) => {
+      this.limitSeen = l ?? null;
+      return then(l);
+    };
+    return isPromise(limit) ? limit.then(go) : go(limit);
   }
 
   beginCall(call: ModelCall): CallTicket | Promise<CallTicket> {
     const price = this.ledger.priceFor(call.providerName, call.modelName);
-    const tenantId = this.entry.tenantId;
-    const budgets = this.ledger.budgets;
-    const limit = tenantId !== null && budgets ? budgets.limitFor(tenantId) : undefined;
-    if (tenantId === null || limit === undefined) return unbudgetedTicket(call, tenantId, price);
-    return reserveCall(budgets!, tenantId, limit, price, call);
+    if (this.budgets === undefined || this.scope === undefined) return unbudgetedTicket(call, this.entry.tenantId, price);
+    return this.withLimit((limit) => (limit === undefined ? unbudgetedTicket(call, this.entry.tenantId, price) : reserveCall(this.budgets!, this.scope!, limit, price, call)));
   }
 
   endCall(ticket: CallTicket, usage: Usage, ended: CallEnd): number | null {
@@ -55,21 +87,8 @@ export class CollectorRunAccount implements RunAccount {
     else e.ownCost += cost;
     addToTotal(e, usage, cost);
     this.ledger.rollUp(e, usage, cost);
-    if (ticket.tenantId !== null && ticket.reservationId !== undefined) {
-      const actual = { tokens: totalTokens(usage), costUsd: cost ?? 0 };
-      const store = this.ledger.budgets!.store;
-      const id = ticket.reservationId;
-      const tenantId = ticket.tenantId;
-      this.track(
-        this.ledger.storeWrite('settle', tenantId, actual, () => store.settle(tenantId, id, actual, Date.now()), {
-          storeProblem: (p) => {
-            // A settle that failed may have left the reservation held: release it, so a failed
-            // write never also blocks the tenant's headroom until it expires.
-            this.track(this.ledger.storeWrite('release', tenantId, undefined, () => store.release(tenantId, id), undefined));
-            this.report?.storeProblem(p);
-          },
-        }),
-      );
+    if (ticket.reservationId !== undefined && ticket.limit !== undefined) {
+      ticket.settled = this.settle(ticket.limit, ticket.reservationId, { tokens: totalTokens(usage), costUsd: cost ?? 0 }, 'settle');
     }
     const inst = this.ledger.instruments.get();
     const attrs = this.ledger.callAttributes.get(ticket, ended);
@@ -80,34 +99,89 @@ export class CollectorRunAccount implements RunAccount {
   }
 
   failCall(ticket: CallTicket, ended: CallEnd): void {
-    if (ticket.tenantId !== null && ticket.reservationId !== undefined) {
-      const store = this.ledger.budgets!.store;
-      const { tenantId, reservationId } = ticket;
-      this.track(this.ledger.storeWrite('release', tenantId, undefined, () => store.release(tenantId, reservationId!), this.report));
-    }
+    if (ticket.reservationId !== undefined) this.release(ticket.reservationId);
     this.ledger.instruments.get().operationDuration.record(ended.durationS, failedCallAttributes(ticket, ended));
+  }
+
+  holdChild(hold: ChildHold): void | Promise<void> {
+    if (this.budgets === undefined || this.scope === undefined) return;
+    return this.withLimit((limit) => (limit === undefined ? undefined : this.holdUnder(limit, hold)));
+  }
+
+  private holdUnder(limit: TenantLimit, hold: ChildHold): void | Promise<void> {
+    const budgets = this.budgets!;
+    const scope = this.scope!;
+    const price = this.runPrice();
+    if (price === null && limitsCost(limit)) throw unpricedChild(scope.tenantId, hold.child, this.report?.model);
+    const amount = childHoldAmount(hold, price);
+    const r = budgets.reserve(scope, limit, amount);
+    const keep = (result: Awaited<typeof r>): void => {
+      if (!result.ok) throw refusal(scope.tenantId, limit, result, amount, hold.child);
+      (this.holds ??= new Map()).set(hold.runId, { reservationId: result.reservationId, limit, amount });
+      this.ledger.holders.set(hold.runId, this);
+    };
+    return isPromise(r) ? r.then(keep) : keep(r);
+  }
+
+  releaseChild(childRunId: string): void {
+    const held = this.takeHold(childRunId);
+    if (held !== undefined) this.release(held.reservationId);
+  }
+
+  private takeHold(childRunId: string): HeldChild | undefined {
+    const held = this.holds?.get(childRunId);
+    if (held === undefined) return undefined;
+    this.holds!.delete(childRunId);
+    if (this.ledger.holders.get(childRunId) === this) this.ledger.holders.delete(childRunId);
+    return held;
   }
 
   absorbChild(spent: Spent, part?: string): void {
     const e = this.entry;
     const receipt = spent.accounting;
+    const held = this.takeHold(spent.runId);
     // A child that opened in this collector under this run already rolled its spend up here.
-    if (receipt?.ledger === this.accounting.id && e.children?.includes(spent.runId)) return;
+    if (receipt?.ledger === this.accounting.id && e.children?.includes(spent.runId)) {
+      if (held !== undefined) this.release(held.reservationId);
+      return;
+    }
     addToTotal(e, spent.totalUsage, spent.totalCostUsd);
     this.ledger.rollUp(e, spent.totalUsage, spent.totalCostUsd);
     // No ledger counted a child outside symfonic in the tenant cost counter; this run does.
     if (receipt === undefined && spent.totalCostUsd !== null) e.uncountedCost += spent.totalCostUsd;
-    const budgets = this.ledger.budgets;
-    const tenantId = e.tenantId;
-    if (tenantId === null || !budgets?.limitFor(tenantId)) return;
+    const { budgets, scope } = this;
+    if (budgets === undefined || scope === undefined) return;
     // Spend a child settled into this very store for this very tenant (a store shared by several
     // collectors or processes) is already charged there; charging it again would count it twice.
     // Settled there for another tenant, it is charged here too: a child spends its delegator's budget.
-    if (receipt !== undefined && receipt.store !== null && receipt.store === budgets.store.id && receipt.tenantId === tenantId) return;
-    const actual = { tokens: totalTokens(spent.totalUsage), costUsd: spent.totalCostUsd ?? 0 };
-    // Settled under an id of its own that was never reserved: charged once, even if retried.
-    const id = part === undefined ? `absorbed:${spent.runId}` : `absorbed:${spent.runId}@${part}`;
-    this.track(this.ledger.storeWrite('absorb', tenantId, actual, () => budgets.store.settle(tenantId, id, actual, Date.now()), this.report));
+    if (receipt !== undefined && receipt.store !== null && receipt.store === budgets.store.id && receipt.tenantId === scope.tenantId) {
+      if (held !== undefined) this.release(held.reservationId);
+      return;
+    }
+    const actual: Spend = { tokens: totalTokens(spent.totalUsage), costUsd: childCost(spent.totalUsage, spent.totalCostUsd, this.runPrice()) };
+    if (held !== undefined) {
+      this.noteCrossed(this.settle(held.limit, held.reservationId, actual, 'absorb'));
+      return;
+    }
+    // Settled in full when this run closed: only what it spent beyond that is charged now.
+    const closed = this.closedHolds?.get(spent.runId);
+    this.closedHolds?.delete(spent.runId);
+    const charge = closed === undefined ? actual : excess(actual, closed.settled);
+    if (closed !== undefined && charge.tokens === 0 && charge.costUsd === 0) return;
+    // Under an id of its own that was never reserved: charged once, even if retried.
+    this.noteCrossed(this.absorbUnheld(part === undefined ? `absorbed:${spent.runId}` : `absorbed:${spent.runId}@${part}`, charge));
+  }
+
+  /** Spend with no hold behind it, at the levels of the limit that applies now. */
+  private absorbUnheld(id: string, actual: Spend): MaybePromise<readonly BudgetThreshold[]> {
+    const budgets = this.budgets!;
+    const scope = this.scope!;
+    let crossed = NONE;
+    const write = () => this.withLimit((limit) => (limit === undefined ? NONE : budgets.settle(scope, limit, id, actual)));
+    const p = this.ledger.storeWrite('absorb', scope.tenantId, actual, write, this.report, (t) => (crossed = t));
+    if (p === undefined) return crossed;
+    this.track(p);
+    return p.then(() => crossed);
   }
 
   delegation(child: string, outcome: DelegationOutcome): void {
@@ -124,6 +198,7 @@ export class CollectorRunAccount implements RunAccount {
     e.open = false;
     if (this.ledger.runs.get(e.runId) === e) this.ledger.runs.delete(e.runId);
     this.ledger.countTenantCost(e);
+    this.settleStillHeld();
     const figures = (this.closed = figuresOf(e));
     const pending = this.pending;
     if (pending === undefined) return figures;
@@ -132,18 +207,77 @@ export class CollectorRunAccount implements RunAccount {
   }
 
   /**
-   * The store writes of a closing run, waited for at most DEFAULTS.storeWriteWaitMs: a store whose
-   * write never answers must not hold the run (and its caller) forever. A write still pending then
-   * is reported as failed; it may yet land.
+   * Children let go (at their timeout, or on an abort) that have not ended as this run closes are
+   * charged their whole hold now: the run cannot wait for them, and with no report the hold is
+   * what they were allowed to spend. What they report when they do end is charged beyond it.
+   */
+  private settleStillHeld(): void {
+    const holds = this.holds;
+    if (holds === undefined || holds.size === 0) return;
+    for (const runId of [...holds.keys()]) {
+      const held = this.takeHold(runId)!;
+      (this.closedHolds ??= new Map()).set(runId, { settled: held.amount });
+      this.noteCrossed(this.settle(held.limit, held.reservationId, held.amount, 'absorb'));
+    }
+  }
+
+  /**
+   * Settles a reservation at every level; a settle that failed is reported, then released, so a
+   * failed write never also blocks the tenant's headroom until it expires. Answers the thresholds
+   * it crossed, and never rejects (a failed settle crossed none).
+   */
+  private settle(limit: TenantLimit, id: string | number, actual: Spend, operation: 'settle' | 'absorb'): MaybePromise<readonly BudgetThreshold[]> {
+    const budgets = this.budgets!;
+    const scope = this.scope!;
+    let crossed = NONE;
+    const report = {
+      storeProblem: (p: Parameters<RunReporter['storeProblem']>[0]) => {
+        this.release(id);
+        this.report?.storeProblem(p);
+      },
+    };
+    const p = this.ledger.storeWrite(operation, scope.tenantId, actual, () => budgets.settle(scope, limit, id, actual), report, (t) => (crossed = t));
+    if (p === undefined) return crossed;
+    this.track(p);
+    return p.then(() => crossed);
+  }
+
+  private release(id: string | number): void {
+    const budgets = this.budgets!;
+    const scope = this.scope!;
+    this.track(this.ledger.storeWrite('release', scope.tenantId, undefined, () => budgets.release(scope, id), this.report));
+  }
+
+  /** Thresholds crossed by a child's spend go to the run (its events and span) once they are known. */
+  private noteCrossed(crossed: MaybePromise<readonly BudgetThreshold[]>): void {
+    const tell = (t: readonly BudgetThreshold[]) => {
+      if (t.length > 0) this.report?.crossed?.(t);
+    };
+    if (isPromise(crossed)) crossed.then(tell, () => undefined);
+    else tell(crossed);
+  }
+
+  /** The price of the run's own model: what spend without a price of its own is charged at. */
+  private runPrice(): ModelPrice | null {
+    const m = this.report?.model;
+    return m === undefined ? null : this.ledger.priceFor(m.providerName, m.modelName);
+  }
+
+  /**
+   * The store writes of a closing run, waited for at most the budgets' storeBoundMs (every store
+   * operation answers within it): a store whose write never answers must not hold the run (and
+   * its caller) forever. A write still pending then is reported as failed; it may yet land.
    */
   private landed(pending: Promise<void>[]): Promise<void> {
+    // A little past the bound, so that each operation's own bound (which reports it) fires first.
+    const ms = (this.budgets?.storeBoundMs ?? 0) + CLOSE_SLACK_MS;
     return new Promise<void>((resolve) => {
       const timer = setTimeout(() => {
-        const error = new Error(`the budget store did not answer within ${DEFAULTS.storeWriteWaitMs} ms; the run's figures are final here, and its store writes may still land`);
+        const error = new Error(`the budget store did not answer within ${ms} ms; the run's figures are final here, and its store writes may still land`);
         error.name = 'TimeoutError';
         this.report?.storeProblem({ operation: 'settle', tenantId: this.entry.tenantId ?? '', error });
         resolve();
-      }, DEFAULTS.storeWriteWaitMs);
+      }, ms);
       timer.unref?.();
       Promise.all(pending).then(() => {
         clearTimeout(timer);

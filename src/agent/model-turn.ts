@@ -8,6 +8,7 @@ import type { Usage } from '../core/usage.js';
 import type { CallTicket, ModelCall } from '../accounting/accounting.js';
 import { ATTR, SPAN_EVENT } from '../observability/attributes.js';
 import { inputMessagesJson, outputMessagesJson, systemInstructionsJson } from '../observability/content.js';
+import { endChatAfterSettle } from './budget-thresholds.js';
 import { checkResponse, estimateInput, usageOf } from './model-response.js';
 import { modelAnswer } from './model-stream.js';
 import { failSpan, tracer } from './run-span.js';
@@ -80,12 +81,6 @@ function reserved(run: RunState, request: ModelRequest, chat: Span, ticket: Call
 }
 
 function noteBudget(run: RunState, ticket: CallTicket, chat: Span): void {
-  const w = ticket.warning;
-  if (w) {
-    run.log().warn({ limit: w.limit, limit_value: w.limitValue, committed: w.committed, warn_at: w.warnAt }, 'tenant budget past its warning fraction');
-    if (chat.isRecording()) chat.addEvent(SPAN_EVENT.budgetWarning, { [ATTR.tenantId]: w.tenantId, limit: w.limit, limit_value: w.limitValue, committed: w.committed, warn_at: w.warnAt });
-    run.events?.emit({ type: 'budget.warning', tenantId: w.tenantId, fraction: w.limitValue > 0 ? w.committed / w.limitValue : 1 });
-  }
   if (ticket.unchecked !== undefined) {
     run.log().warn({ reason: ticket.unchecked }, 'budget store unavailable: the model call runs unchecked');
     if (chat.isRecording()) chat.addEvent(SPAN_EVENT.budgetUnchecked, { [ATTR.tenantId]: ticket.tenantId ?? '', reason: ticket.unchecked });
@@ -105,7 +100,6 @@ function finishChatSpan(chat: Span, response: ModelResponse, usage: ReturnType<t
     if (response.responseId !== undefined) chat.setAttribute(ATTR.responseId, response.responseId);
     if (capture) chat.setAttribute(ATTR.outputMessages, outputMessagesJson(response));
   }
-  chat.end();
 }
 
 /** A model call a budget refused in a tree that suspends on refusals: the run suspends before it. */
@@ -188,6 +182,7 @@ class ModelCallInFlight {
     const costUsd = run.account.endCall(this.ticket, usage, { responseModel: response.responseModel, durationS: (performance.now() - this.t0) / 1000 });
     finishChatSpan(chat, response, usage, run.core.config.captureContent);
     run.events?.emit({ type: 'model.finished', usage, costUsd });
+    endChatAfterSettle(run.events, this.ticket, chat);
     return response;
   }
 
@@ -206,7 +201,7 @@ class ModelCallInFlight {
       run.account.failCall(this.ticket, { responseModel: undefined, durationS, errorType: errorTypeOf(e) });
     }
     failSpan(chat, e);
-    chat.end();
+    endChatAfterSettle(run.events, this.ticket, chat);
     throw e;
   }
 }

@@ -208,8 +208,13 @@ function stamp(l: Omit<RunEventLineage, 'seq' | 'timeMs'>, seq: number, timeMs: 
       return { runId, rootRunId, parentRunId, agent, depth, seq, timeMs, type: b.type, child: b.child, childRunId: b.childRunId };
     case 'delegation.finished':
       return { runId, rootRunId, parentRunId, agent, depth, seq, timeMs, type: b.type, child: b.child, childRunId: b.childRunId, outcome: b.outcome };
-    case 'budget.warning':
-      return { runId, rootRunId, parentRunId, agent, depth, seq, timeMs, type: b.type, tenantId: b.tenantId, fraction: b.fraction };
+    case 'budget.threshold': {
+      const e: Extract<RunEvent, { type: 'budget.threshold' }> = { runId, rootRunId, parentRunId, agent, depth, seq, timeMs, type: b.type, tenantId: b.tenantId, level: b.level, limitName: b.limitName, threshold: b.threshold, spent: b.spent, limit: b.limit };
+      // A threshold names its user and session only when it has them (rare events: no shape to keep).
+      if (b.userId !== undefined) e.userId = b.userId;
+      if (b.sessionId !== undefined) e.sessionId = b.sessionId;
+      return e;
+    }
     case 'run.finished':
       // Costs as people read them (six significant digits, no float dust), by the rule pictures use.
       return { runId, rootRunId, parentRunId, agent, depth, seq, timeMs, type: b.type, usage: b.usage, totalUsage: b.totalUsage, costUsd: roundUsd(b.costUsd), totalCostUsd: roundUsd(b.totalCostUsd) };

@@ -3,7 +3,9 @@ import type { ZodType } from 'zod';
 import type { RunEmitter } from '../core/run-event.js';
 import type { RunFrame } from '../core/run-frame.js';
 import type { Logger, LogBindings } from '../observability/logger.js';
-import type { AccountingProblem, ProblemReporter, RunAccount } from '../accounting/accounting.js';
+import type { AccountingProblem, RunAccount, RunReporter } from '../accounting/accounting.js';
+import type { BudgetThreshold } from '../budget/tenant-budgets.js';
+import { reportThresholds } from './budget-thresholds.js';
 import type { Message } from '../model/types.js';
 import type { AgentCore } from './agent-core.js';
 import { contextWith, type SpanAttributeSets } from './run-span.js';
@@ -17,7 +19,7 @@ import type { WrappedCall } from '../delegation/wrapped-child.js';
  * conversation so far. One object, so the model turn and the tool dispatch each take the run
  * rather than a dozen loose values.
  */
-export class RunState implements ProblemReporter {
+export class RunState implements RunReporter {
   readonly messages: Message[] = [];
   /** Tool calls in order across the run's turns: siblings often start in the same millisecond. */
   toolSeq = 0;
@@ -82,6 +84,16 @@ export class RunState implements ProblemReporter {
   /** A budget store write that failed after the call answered: logged, never failing the run. */
   storeProblem(p: AccountingProblem): void {
     this.log().error({ err: p.error, operation: p.operation, unwritten: p.unwritten }, 'budget store write failed');
+  }
+
+  /** The run's own model, whose price a child's unpriced spend is charged to budgets at. */
+  get model(): { providerName: string; modelName: string } {
+    return { providerName: this.core.modelProvider.providerName, modelName: this.core.requestModel };
+  }
+
+  /** Thresholds a child's spend crossed, as it was taken in: events, and span events on the run's span. */
+  crossed(thresholds: readonly BudgetThreshold[]): void {
+    reportThresholds(this.events, this.span, thresholds);
   }
 
   /** The run's logger, made on first use: most runs never log. */

@@ -2,6 +2,8 @@ import { z, type ZodType } from 'zod';
 import { ConfigurationError } from '../core/errors.js';
 import { FacadeChild } from '../delegation/facade-child.js';
 import type { ChildOutcome, FramedChild, Placement } from '../delegation/framed-child.js';
+import { CHILD_LEDGER } from '../delegation/child-hold.js';
+import type { Accounting } from '../accounting/accounting.js';
 import type { Message, ModelProvider } from '../model/types.js';
 import type { Capability } from '../tool/capability.js';
 import type { Tool } from '../tool/define-tool.js';
@@ -121,5 +123,10 @@ export class Agent implements FramedChild {
    */
   runInFrame(task: string, placement: Placement): Promise<ChildOutcome> {
     return executeRun(this.#core, task, doorStart(placement));
+  }
+
+  /** The ledger a run placed with `offered` accounts in: the delegator holds nothing for a child that reserves its calls there. */
+  [CHILD_LEDGER](offered: Accounting | undefined): Accounting | undefined {
+    return this.#core.accounting ?? offered;
   }
 }

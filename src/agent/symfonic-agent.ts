@@ -1,5 +1,7 @@
 import { ConfigurationError } from '../core/errors.js';
 import type { ChildOutcome, FramedChild, Placement } from '../delegation/framed-child.js';
+import { CHILD_LEDGER } from '../delegation/child-hold.js';
+import type { Accounting } from '../accounting/accounting.js';
 import { assembleDelegation, DelegationCapability } from '../delegation/delegation-capability.js';
 import { ChildLifecycle } from '../delegation/lifecycle.js';
 import { DelegationRoster, type RosterEntry } from '../delegation/roster.js';
@@ -86,7 +88,7 @@ export class SymfonicAgent implements FramedChild {
         owned.push(built);
         return { name: child.name, description: child.description, whenToUse: child.whenToUse, agent: built, sanitised: true, outputType: child.outputType };
       }
-      if (child instanceof SubAgent) return { name: child.name, description: child.description, whenToUse: child.whenToUse, agent: child.agent, outputType: child.outputType };
+      if (child instanceof SubAgent) return { name: child.name, description: child.description, whenToUse: child.whenToUse, agent: child.agent, outputType: child.outputType, reserve: child.reserve };
       throw new ConfigurationError(`agent "${name}": each sub-agent must be a SubAgent or a SubAgentSpec.`);
     });
     const capability = assembleDelegation(new DelegationRoster(entries), {
@@ -140,6 +142,11 @@ export class SymfonicAgent implements FramedChild {
   /** The child door: runs `task` as the child its delegator placed (see FramedChild). */
   runInFrame(task: string, placement: Placement): Promise<ChildOutcome> {
     return executeRun(this.#core, task, doorStart(placement));
+  }
+
+  /** The ledger a run placed with `offered` accounts in (its own collector first): the delegator holds nothing for a child that reserves its calls there. */
+  [CHILD_LEDGER](offered: Accounting | undefined): Accounting | undefined {
+    return this.#core.accounting ?? offered;
   }
 
   /** Closes the children this agent built from specs. Children the caller built stay open. */

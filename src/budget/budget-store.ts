@@ -150,12 +150,3 @@ export interface BudgetStore {
   /** The tenant level's settled spend inside the window and what calls in flight hold, for reports and soft limits. */
   usage(tenantId: string, windowMs: number | undefined, now: number): MaybePromise<{ spent: Spend; reserved: Spend }>;
 }
-
-/**
- * The store as the second-series account drives it: settle read as returning nothing. It lets the
- * account's `() => store.settle(...)` callbacks keep their type while TenantBudgets reads the
- * settle result; it goes once the account settles through TenantBudgets.
- */
-export interface SecondSeriesSettle {
-  settle(tenantId: string, reservationId: string | number, actual: Spend, now: number): MaybePromise<void>;
-}

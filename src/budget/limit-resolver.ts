@@ -56,6 +56,12 @@ export class LimitResolver {
     return lookup;
   }
 
+  /** The tenant's cached answer (null: no plan), or undefined when a lookup would be needed. */
+  cached(tenantId: string): TenantLimit | null | undefined {
+    const hit = this.cache.get(tenantId);
+    return hit !== undefined && Date.now() - hit.at < this.cacheMs ? hit.limit : undefined;
+  }
+
   private keep(tenantId: string, answer: unknown): TenantLimit | null {
     let limit: TenantLimit | null = null;
     if (answer !== null && answer !== undefined) {

@@ -4,7 +4,7 @@ import { DEFAULTS } from '../core/defaults.js';
 import { BudgetStoreUnavailableError, ConfigurationError } from '../core/errors.js';
 import { isPromise } from '../core/promise.js';
 import { BudgetMetrics } from './budget-metrics.js';
-import type { BudgetLevel, BudgetLimitName, BudgetStore, MaybePromise, ReserveResult, SecondSeriesSettle, SettleResult, Spend, ThresholdCrossing } from './budget-store.js';
+import type { BudgetLevel, BudgetLimitName, BudgetStore, MaybePromise, ReserveResult, SettleResult, Spend, ThresholdCrossing } from './budget-store.js';
 import { periodBounds } from './calendar-period.js';
 import { InMemoryBudgetStore } from './in-memory-store.js';
 import { LimitResolver, type PlanResolver } from './limit-resolver.js';
@@ -83,8 +83,7 @@ const optionsSchema = z
  * here, so the per-call path only reads.
  */
 export class TenantBudgets {
-  /** Typed for the second-series account as well, whose settle callbacks return nothing. */
-  readonly store: SecondSeriesSettle & BudgetStore;
+  readonly store: BudgetStore;
   readonly defaultMaxTokens: number;
   readonly onExceeded: 'refuse' | 'suspend';
   /** How long a caller waits on one store operation before it counts the store unavailable. */
@@ -106,7 +105,7 @@ export class TenantBudgets {
     const o = parsed.data;
     this.limits = new Map(Object.entries(o.limits ?? {}).map(([tenant, l]) => [tenant, checkedLimit(l, `limits["${tenant}"]`)]));
     this.defaultLimit = o.defaultLimit === undefined ? undefined : checkedLimit(o.defaultLimit, 'defaultLimit');
-    this.store = (options.store ?? new InMemoryBudgetStore()) as SecondSeriesSettle & BudgetStore;
+    this.store = options.store ?? new InMemoryBudgetStore();
     this.defaultMaxTokens = o.defaultMaxTokens ?? DEFAULTS.reservedOutputTokens;
     this.onExceeded = o.onExceeded ?? 'refuse';
     const declared = this.store.timeBoundMs;
@@ -122,6 +121,25 @@ export class TenantBudgets {
    */
   limitFor(tenantId: string): TenantLimit | undefined {
     return this.limits.get(tenantId) ?? this.defaultLimit;
+  }
+
+  /**
+   * Whether any limit can apply to the tenant: its own in `limits`, the plan resolver's, or
+   * `defaultLimit`. A run of a tenant no limit can reach holds nothing in the store.
+   */
+  mayLimit(tenantId: string): boolean {
+    return this.limits.has(tenantId) || this.resolver !== undefined || this.defaultLimit !== undefined;
+  }
+
+  /**
+   * The limit that applies to a scope as far as it is known without asking the resolver: undefined
+   * when none applies, 'unknown' when only a lookup could tell.
+   */
+  knownLimit(scope: BudgetScope): TenantLimit | undefined | 'unknown' {
+    const own = this.limits.get(scope.tenantId);
+    if (own !== undefined || this.resolver === undefined) return own ?? this.defaultLimit;
+    const cached = this.resolver.cached(scope.tenantId);
+    return cached === undefined ? 'unknown' : (cached ?? this.defaultLimit);
   }
 
   /**

@@ -20,11 +20,6 @@ export interface TenantLimit extends LevelCaps {
   perSession?: LevelCaps;
   /** Fractions in (0, 1) of every limit above: settled spend crossing one is reported once per period or window. */
   thresholds?: readonly number[];
-  /**
-   * Fraction of a limit at which a soft warning is logged and added as a span event (0–1).
-   * @deprecated the second series' soft limit, judged on reservations; use `thresholds`.
-   */
-  warnAt?: number;
 }
 
 const capsShape = {
@@ -50,7 +45,6 @@ export const tenantLimitSchema = z
       .max(10)
       .refine((t) => new Set(t).size === t.length, { message: 'thresholds must not repeat' })
       .optional(),
-    warnAt: z.number().gt(0).lte(1).optional(),
   })
   .strict()
   .refine((l) => [l.maxTokens, l.maxCostUsd, l.perUser, l.perSession].some((x) => x !== undefined), {
@@ -68,6 +62,16 @@ const EXAMPLE =
 
 /** A checked, frozen copy of a limit, or a ConfigurationError naming what is wrong and `where` it came from. */
 export function checkedLimit(input: unknown, where: string): TenantLimit {
+  if (typeof input === 'object' && input !== null && 'warnAt' in input) {
+    const w = (input as { warnAt?: unknown }).warnAt;
+    const t = typeof w === 'number' && w > 0 && w < 1 ? w : 0.8;
+    // The second series' soft limit, judged on reservations, fired before anything was spent.
+    throw new ConfigurationError(
+      `invalid budget limit (${where}): warnAt is gone; thresholds replace it, judged on settled spend: ` +
+        `{ thresholds: [${t}] } reports the crossing once, as the budget.threshold ` +
+        `event and TenantBudgets onThreshold. ${EXAMPLE}`,
+    );
+  }
   const parsed = tenantLimitSchema.safeParse(input);
   if (!parsed.success) throw new ConfigurationError(`invalid budget limit (${where}): ${z.prettifyError(parsed.error)}. ${EXAMPLE}`);
   return freezeLimit(parsed.data as TenantLimit);

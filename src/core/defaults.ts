@@ -18,8 +18,6 @@ export const DEFAULTS = Object.freeze({
   maxConcurrentDelegations: 8,
   /** Output tokens reserved (and sent as maxTokens) for a budgeted call whose request sets none. */
   reservedOutputTokens: 4096,
-  /** How long a closing run waits for its budget store writes before it answers anyway (reporting them). */
-  storeWriteWaitMs: 10_000,
 });
 
 /** The longest name from outside (a model's, a request's) that goes into a span, an event, a metric or a message. */

@@ -39,45 +39,66 @@ export class UnknownChildError extends SymfonicError {
 /** Which of a tenant's TenantBudgets limits refused the call. */
 export type BudgetLimitName = 'maxTokens' | 'maxCostUsd';
 
+/** Where the refusing limit applies: the whole tenant, one of its users (perUser), one session (perSession). */
+export type BudgetRefusalLevel = 'tenant' | 'user' | 'session';
+
 export interface BudgetRefusal {
   tenantId: string;
-  /** The tenant limit that refused: TenantBudgets' maxTokens or maxCostUsd. */
+  /** The limit that refused: maxTokens or maxCostUsd of the refusing level. */
   limitName: BudgetLimitName;
   /** That limit's amount, in tokens or USD. */
   limit: number;
   spent: number;
   reserved: number;
   requested: number;
+  /** The refusing level; 'tenant' when absent. */
+  level?: BudgetRefusalLevel;
+  /** The user id (level 'user') or session id (level 'session') whose limit refused. */
+  levelId?: string;
+  /** Set when the refused amount was a sub-agent's reservation (SubAgent reserve), not a model call's. */
+  child?: string;
 }
 
+const LEVEL_LIMIT = { tenant: "the tenant's", user: 'the perUser', session: 'the perSession' } as const;
+
 /**
- * A tenant's budget cannot cover the upper bound of the next model call. Two settings share the
- * name maxTokens, so the message names both apart: the tenant's limit (TenantBudgets), and the
- * per-call output reservation (FrameworkConfig model.maxTokens) that makes up most of a request.
+ * A budget cannot cover the upper bound of the next model call (or of a child's reservation): the
+ * tenant's, or one of its users' or sessions' (`level`, `levelId`). Two settings share the name
+ * maxTokens, so the message names both apart: the limit (TenantBudgets), and the per-call output
+ * reservation (FrameworkConfig model.maxTokens) that makes up most of a request.
  */
 export class BudgetExceededError extends SymfonicError {
   readonly tenantId: string;
-  /** The tenant limit that refused the call. */
+  /** The limit that refused the call. */
   readonly limitName: BudgetLimitName;
   /** The amount of that limit: tokens for maxTokens, USD for maxCostUsd. */
   readonly limit: number;
   /** @deprecated The same amount as `limit`; read `limit` (and `limitName` for which limit). */
   readonly limitValue: number;
-  /** Settled spend in the window, in the limit's unit. */
+  /** Settled spend in the window or period at the refusing level, in the limit's unit. */
   readonly spent: number;
-  /** Held by calls in flight, in the limit's unit. */
+  /** Held by calls in flight at the refusing level, in the limit's unit. */
   readonly reserved: number;
   /** The refused call's upper bound: estimated input plus its output reservation, in the limit's unit. */
   readonly requested: number;
+  /** Which level refused: the tenant's own limit, its user's (perUser) or its session's (perSession). */
+  readonly level: BudgetRefusalLevel;
+  /** The user id or session id of a user or session level; undefined for the tenant. */
+  readonly levelId: string | undefined;
   constructor(r: BudgetRefusal) {
     const cost = r.limitName === 'maxCostUsd';
     const fmt = (n: number) => (cost ? `${n.toFixed(6)} USD` : `${n} tokens`);
+    const level = r.level ?? 'tenant';
+    const who = level === 'tenant' ? `tenant "${r.tenantId}"` : `${level} "${r.levelId ?? ''}" of tenant "${r.tenantId}"`;
+    const raise = `${LEVEL_LIMIT[level]} ${r.limitName} limit`;
     super(
-      `tenant "${r.tenantId}" is over budget: the tenant's ${r.limitName} limit (TenantBudgets) is ${fmt(r.limit)}, ` +
-        `${fmt(r.spent)} spent and ${fmt(r.reserved)} reserved by calls in flight, and the next model call needs up to ` +
-        `${fmt(r.requested)} (its estimated input plus the output it reserves). Lower the per-call FrameworkConfig ` +
-        `model.maxTokens (the output reserved per call), raise the tenant's ${r.limitName} limit, or wait for the ` +
-        `budget window to roll.`,
+      `${who} is over budget: ${LEVEL_LIMIT[level]} ${r.limitName} limit (TenantBudgets) is ${fmt(r.limit)}, ` +
+        `${fmt(r.spent)} spent and ${fmt(r.reserved)} reserved by calls in flight, and ` +
+        (r.child === undefined
+          ? `the next model call needs up to ${fmt(r.requested)} (its estimated input plus the output it reserves). Lower the ` +
+            `per-call FrameworkConfig model.maxTokens (the output reserved per call), `
+          : `sub-agent "${r.child}" reserves ${fmt(r.requested)} before it runs. Lower its reservation (SubAgent reserve), `) +
+        `raise ${raise}, or wait for the budget window or period to roll.`,
     );
     this.tenantId = r.tenantId;
     this.limitName = r.limitName;
@@ -86,6 +107,8 @@ export class BudgetExceededError extends SymfonicError {
     this.spent = r.spent;
     this.reserved = r.reserved;
     this.requested = r.requested;
+    this.level = level;
+    this.levelId = level === 'tenant' ? undefined : r.levelId;
   }
 }
 

@@ -3,6 +3,22 @@ import type { RunFrame } from './run-frame.js';
 import type { Usage } from './usage.js';
 
 /**
+ * A threshold of a budget limit that settled spend crossed (the fields of TenantBudgets'
+ * BudgetThreshold, spelled here so the core names no budget type).
+ */
+export interface BudgetThresholdFields {
+  tenantId: string;
+  userId?: string;
+  sessionId?: string;
+  level: 'tenant' | 'user' | 'session';
+  limitName: 'maxTokens' | 'maxCostUsd';
+  threshold: number;
+  /** Settled spend at that level after the settle that crossed it, in the limit's unit. */
+  spent: number;
+  limit: number;
+}
+
+/**
  * What happened in a run, without the lineage the sink stamps on it. Generic over the delegation
  * outcome so this layer names no observability type; the agent layer closes it over
  * `DelegationOutcome` (see `RunEvent` in src/agent/run-events.ts).
@@ -16,7 +32,7 @@ export type RunEventBody<Outcome extends string = string> =
   | { type: 'tool.finished'; tool: string; callId: string; ok: boolean }
   | { type: 'delegation.started'; child: string; childRunId: string }
   | { type: 'delegation.finished'; child: string; childRunId: string | null; outcome: Outcome }
-  | { type: 'budget.warning'; tenantId: string; fraction: number }
+  | ({ type: 'budget.threshold' } & BudgetThresholdFields)
   | { type: 'run.finished'; usage: Usage; totalUsage: Usage; costUsd: number | null; totalCostUsd: number | null }
   | { type: 'run.failed'; errorType: string; message: string }
   | { type: 'run.suspended'; interruptions: readonly Interruption[] }

@@ -2,19 +2,24 @@ import { z } from 'zod';
 import { ConfigurationError } from './errors.js';
 
 /**
- * The tenant a run acts for. Inherited unchanged by every child: a child can neither drop nor
- * replace it, which is what keeps data access governed across a delegation tree.
+ * The tenant a run acts for, and inside it the user and the session. Inherited unchanged by every
+ * child: a child can neither drop nor replace it, which is what keeps data access governed, and
+ * spend charged to the same budgets (tenant, user, session), across a delegation tree.
  */
 export interface Scope {
   readonly tenantId: string;
+  /** The end user inside the tenant: held to the tenant's perUser limit. */
   readonly userId?: string;
+  /** The conversation or session: held to the tenant's perSession limit. */
+  readonly sessionId?: string;
   readonly attributes?: Readonly<Record<string, string>>;
 }
 
 const scopeSchema = z
   .object({
     tenantId: z.string().min(1, 'tenantId must be a non-empty string'),
-    userId: z.string().min(1).optional(),
+    userId: z.string().min(1, 'userId must be a non-empty string when given').optional(),
+    sessionId: z.string().min(1, 'sessionId must be a non-empty string when given').optional(),
     attributes: z.record(z.string(), z.string()).optional(),
   })
   .strict();
@@ -57,13 +62,14 @@ function validateScope(input: unknown): Scope {
   if (!parsed.success) {
     throw new ConfigurationError(
       `invalid scope: ${z.prettifyError(parsed.error)}. Pass { tenantId: string, userId?: string, ` +
-        `attributes?: Record<string, string> }.`,
+        `sessionId?: string, attributes?: Record<string, string> }.`,
     );
   }
   const value = parsed.data;
   const scope: Scope = Object.freeze({
     tenantId: value.tenantId,
     ...(value.userId !== undefined ? { userId: value.userId } : {}),
+    ...(value.sessionId !== undefined ? { sessionId: value.sessionId } : {}),
     ...(value.attributes !== undefined ? { attributes: Object.freeze({ ...value.attributes }) } : {}),
   });
   frozenScopes.add(scope);

@@ -1,4 +1,4 @@
-import { BudgetExceededError, abortErrorFrom, failsTheRun, isAbortError } from '../core/errors.js';
+import { BudgetExceededError, BudgetStoreUnavailableError, abortErrorFrom, failsTheRun, isAbortError } from '../core/errors.js';
 import { newRunId } from '../core/ids.js';
 import { childFrame, type RunFrame } from '../core/run-frame.js';
 import { RunFailure, type RunFigures, type Spent } from '../core/run-outcome.js';
@@ -8,6 +8,7 @@ import { childSignal, raceAbort, type OwnedSignal } from '../core/signals.js';
 import { ATTR } from '../observability/attributes.js';
 import { PausedCall } from '../snapshot/paused-call.js';
 import { answerText } from './child-answer.js';
+import { startHeld } from './child-hold.js';
 import type { DelegationContext } from './context.js';
 import { Refusal, type DelegationCall } from './delegation-call.js';
 import type { ChildOutcome, Resumption } from './framed-child.js';
@@ -76,7 +77,8 @@ export class ChildCall {
     const signal = (this.signal = childSignal(ctx.signal, policy.childTimeoutMs));
     try {
       const child = childFrame(this.frame, { runId: this.childRunId, signal: signal.signal, traceContext: ctx.traceContext, maxDepth: this.ceiling, timeoutMs: policy.childTimeoutMs });
-      this.running = policy.roster.start(name, this.task, { frame: child, accounting: ctx.account?.accounting, outputType: this.outputType, resume: this.resume });
+      const placement = { frame: child, accounting: ctx.account?.accounting, outputType: this.outputType, resume: this.resume };
+      this.running = startHeld(ctx.account, policy.roster.find(name), this.task, placement, () => policy.roster.start(name, this.task, placement));
     } catch (error) {
       return Promise.resolve().then(() => this.failed(error));
     }
@@ -160,7 +162,7 @@ export class ChildCall {
     if (this.signal?.timedOut) {
       return new Refusal('aborted', `Sub-agent "${name}" timed out after ${this.policy.childTimeoutMs} ms and was stopped. Try a smaller task, or answer without it.`, 'TimeoutError');
     }
-    if (error instanceof BudgetExceededError || (error as Error | null)?.name === 'BudgetStoreUnavailableError') {
+    if (error instanceof BudgetExceededError || error instanceof BudgetStoreUnavailableError) {
       return new Refusal('budget_exceeded', `Sub-agent "${name}" could not run: ${(error as Error).message}`, (error as Error).name);
     }
     if (isAbortError(error)) return new Refusal('aborted', `Sub-agent "${name}" was aborted before it finished.`, (error as Error).name);

@@ -21,7 +21,7 @@ export function childRoster(children: readonly SubAgent[], options: ComposeOptio
     if (!(child instanceof SubAgent)) {
       throw new ConfigurationError('childRoster takes SubAgent values: new SubAgent({ name, agent, description }).');
     }
-    return { name: child.name, description: child.description, whenToUse: child.whenToUse, agent: child.agent, outputType: child.outputType };
+    return { name: child.name, description: child.description, whenToUse: child.whenToUse, agent: child.agent, outputType: child.outputType, reserve: child.reserve };
   });
   return new DelegationRoster(entries, options.scope ? { scope: options.scope } : {});
 }

@@ -6,6 +6,8 @@ import type { ChildAgent, ChildResponse, ChildRunOptions } from './child.js';
 import { DELEGATION_CAPABILITY } from './delegation-capability.js';
 import { isFramedChild, type ChildOutcome, type FramedChild, type Placement } from './framed-child.js';
 import { runWrapped } from './wrapped-child.js';
+import { CHILD_LEDGER, childLedger } from './child-hold.js';
+import type { Accounting } from '../accounting/accounting.js';
 
 interface FacadeLike {
   run(prompt: string, options?: object): Promise<unknown>;
@@ -64,6 +66,11 @@ export class FacadeChild implements ChildAgent, FramedChild {
    */
   runInFrame(task: string, placement: Placement): Promise<ChildOutcome> {
     return isFramedChild(this.agent) ? this.agent.runInFrame(task, placement) : runWrapped(this, task, placement);
+  }
+
+  /** A symfonic facade's ledger (its runs reserve their own calls); a foreign facade accounts in none. */
+  [CHILD_LEDGER](offered: Accounting | undefined): Accounting | undefined {
+    return isFramedChild(this.agent) ? childLedger(this.agent, offered) : undefined;
   }
 
   /** Runs the facade on the task alone, and translates its result into a child's answer. */

@@ -7,6 +7,7 @@ import { RunFailure } from '../core/run-outcome.js';
 import { makeScope, type Scope } from '../core/scope.js';
 import { NAME_PATTERN } from '../tool/define-tool.js';
 import type { ChildAgent } from './child.js';
+import type { ChildReserve } from '../accounting/accounting.js';
 import { foreignSpent } from './child-answer.js';
 import { isFramedChild, type ChildOutcome, type Placement } from './framed-child.js';
 import { runWrapped } from './wrapped-child.js';
@@ -21,6 +22,8 @@ export interface RosterEntry {
   readonly sanitised?: boolean;
   /** The structure run_agent returns from this child: its answer validated as JSON. */
   readonly outputType?: ZodType | undefined;
+  /** What the child holds against its delegator's budget while it runs, when it accounts none of its calls there (SubAgent reserve). */
+  readonly reserve?: ChildReserve | undefined;
 }
 
 export interface ChildDefinition {

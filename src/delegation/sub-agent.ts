@@ -4,6 +4,7 @@ import { modelSettingsSchema } from '../model/model-settings.js';
 import type { ModelProvider } from '../model/types.js';
 import { NAME_PATTERN, isTool, type Tool } from '../tool/define-tool.js';
 import type { ChildAgent } from './child.js';
+import type { ChildReserve } from '../accounting/accounting.js';
 
 function nameOf(kind: string): z.ZodType<string> {
   return checked<string>(
@@ -18,6 +19,15 @@ function text(field: string): z.ZodType<string> {
   return checked<string>((v) => typeof v === 'string' && v.trim() !== '', `${field} must be a non-empty string; the parent's model reads it to choose a child.`);
 }
 
+/** A child's reservation: what a child that accounts none of its own calls holds against its delegator's budget while it runs. */
+const reserveSchema = z
+  .object({
+    tokens: z.number().int('reserve.tokens must be a whole number of tokens').positive('reserve.tokens must be above 0: a child that may spend holds something').max(1_000_000_000),
+    costUsd: z.number().positive('reserve.costUsd must be above 0').finite().optional(),
+  })
+  .strict()
+  .optional();
+
 const outputTypeSchema = checked<ZodType>((v) => v instanceof z.ZodType, 'outputType must be a zod schema, e.g. z.object({ answer: z.string() }).').optional();
 
 const subAgentSchema = z
@@ -27,6 +37,7 @@ const subAgentSchema = z
     description: text('description'),
     whenToUse: text('whenToUse').optional(),
     outputType: outputTypeSchema,
+    reserve: reserveSchema,
   })
   .strict();
 
@@ -52,6 +63,14 @@ export interface SubAgentOptions {
   whenToUse?: string;
   /** A zod schema the child's answer must satisfy as JSON; run_agent then returns the validated JSON. */
   outputType?: ZodType;
+  /**
+   * What the child holds against its delegator's budget while it runs, when it accounts none of
+   * its own model calls there (a foreign agent, a facade around one, a remote agent): `tokens`,
+   * and `costUsd` (default: the tokens at the delegating model's dearer rate). Default: its task
+   * plus 16,384 tokens. Its spend then settles that hold. A symfonic agent placed in the
+   * delegator's ledger reserves per model call instead, and holds nothing.
+   */
+  reserve?: ChildReserve;
 }
 
 /** A child the caller built: anything with an async run. The caller closes it. */
@@ -61,9 +80,10 @@ export class SubAgent {
   readonly description: string;
   readonly whenToUse: string | undefined;
   readonly outputType: ZodType | undefined;
+  readonly reserve: ChildReserve | undefined;
 
   constructor(options: SubAgentOptions) {
-    const o = readOptions(named('SubAgent', options), options, subAgentSchema, { example: 'new SubAgent({ name, agent, description, whenToUse? })' });
+    const o = readOptions(named('SubAgent', options), options, subAgentSchema, { example: 'new SubAgent({ name, agent, description, whenToUse?, outputType?, reserve?: { tokens, costUsd? } })' });
     this.name = o.name;
     // A facade (the simple Agent) runs on a prompt alone: it adapts itself, as FacadeChild would.
     const asChild = (o.agent as { asChild?: unknown }).asChild;
@@ -71,6 +91,7 @@ export class SubAgent {
     this.description = o.description;
     this.whenToUse = o.whenToUse;
     this.outputType = o.outputType;
+    this.reserve = o.reserve === undefined ? undefined : Object.freeze({ ...o.reserve });
     Object.freeze(this);
   }
 }

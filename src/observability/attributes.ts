@@ -55,6 +55,12 @@ export const ATTR = {
   /** On the span of a call that waits: the interruption it waits on, and its kind. */
   interruptionId: 'symfonic.interruption.id',
   interruptionKind: 'symfonic.interruption.kind',
+  /** On a budget threshold span event: the level, the limit's name and the fraction (as the budget metrics label them), and the figures. */
+  budgetLevel: 'symfonic.budget.level',
+  budgetLimit: 'symfonic.budget.limit',
+  budgetThreshold: 'symfonic.budget.threshold',
+  budgetSpent: 'symfonic.budget.spent',
+  budgetLimitValue: 'symfonic.budget.limit_value',
 } as const;
 
 export const OPERATION = {
@@ -86,7 +92,8 @@ export type DelegationOutcome =
   | 'suspended';
 
 export const SPAN_EVENT = {
-  budgetWarning: 'symfonic.budget.warning',
+  /** Settled spend crossed a threshold of a budget limit (on the chat span of the call, or the run's span for a child's spend). */
+  budgetThreshold: 'symfonic.budget.threshold',
   budgetUnchecked: 'symfonic.budget.unchecked',
   /** A budget refused the call under onExceeded 'suspend': the call was not made, the run suspends. */
   budgetSuspended: 'symfonic.budget.suspended',

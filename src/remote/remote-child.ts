@@ -2,6 +2,7 @@ import { z, type ZodType } from 'zod';
 import { ConfigurationError } from '../core/errors.js';
 import { RunFailure } from '../core/run-outcome.js';
 import type { RunFrame } from '../core/run-frame.js';
+import type { ChildReserve } from '../accounting/accounting.js';
 import type { ChildAgent, ChildRunOptions } from '../delegation/child.js';
 import type { ChildOutcome, FramedChild, Placement } from '../delegation/framed-child.js';
 import { SubAgent } from '../delegation/sub-agent.js';
@@ -37,6 +38,8 @@ export interface RemoteChildOptions {
   lineage?: boolean;
   /** False: never stream, one answer a call, even when the agent streams. Default true. */
   stream?: boolean;
+  /** What the call holds against the caller's budget while it runs (SubAgent reserve; default: the task plus 16,384 tokens). */
+  reserve?: ChildReserve;
 }
 
 const REMOTE_DEFAULTS = Object.freeze({ timeoutMs: 300_000, maxResponseBytes: 16 * 1024 * 1024 });
@@ -57,6 +60,8 @@ const schema = z
     maxResponseBytes: z.number().int().min(1024).max(MAX_RESPONSE_BYTES, `maxResponseBytes can be at most ${MAX_RESPONSE_BYTES} (256 MiB)`).optional(),
     lineage: z.boolean().optional(),
     stream: z.boolean().optional(),
+    // Checked where every child's is (SubAgent).
+    reserve: z.unknown().optional(),
   })
   .strict();
 
@@ -150,5 +155,6 @@ export function remoteChild(options: RemoteChildOptions): SubAgent {
     description: options.description,
     ...(options.whenToUse !== undefined ? { whenToUse: options.whenToUse } : {}),
     ...(options.outputType !== undefined ? { outputType: options.outputType } : {}),
+    ...(options.reserve !== undefined ? { reserve: options.reserve } : {}),
   });
 }

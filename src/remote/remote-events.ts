@@ -13,6 +13,23 @@ const MAX_NAME = 200;
 
 const str = (v: unknown, max = MAX_NAME): string | undefined => (typeof v === 'string' && v.length <= max ? v : undefined);
 
+const LEVELS = new Set(['tenant', 'user', 'session']);
+const LIMIT_NAMES = new Set(['maxTokens', 'maxCostUsd']);
+const finite = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+
+/** A remote tree's threshold crossing, from checked fields only (user and session when it names them). */
+function thresholdOf(e: Record<string, unknown>): RunEventBody | undefined {
+  const tenantId = str(e.tenantId);
+  if (tenantId === undefined || !LEVELS.has(e.level as string) || !LIMIT_NAMES.has(e.limitName as string)) return undefined;
+  if (!finite(e.threshold) || !finite(e.spent) || !finite(e.limit)) return undefined;
+  const body: RunEventBody = { type: 'budget.threshold', tenantId, level: e.level as 'tenant', limitName: e.limitName as 'maxTokens', threshold: e.threshold, spent: e.spent, limit: e.limit };
+  const userId = str(e.userId);
+  const sessionId = str(e.sessionId);
+  if (userId !== undefined) body.userId = userId;
+  if (sessionId !== undefined) body.sessionId = sessionId;
+  return body;
+}
+
 /** A remote event's body, rebuilt from checked fields only; undefined when it does not read as one. */
 function bodyOf(e: Record<string, unknown>): RunEventBody | undefined {
   switch (e.type) {
@@ -38,8 +55,8 @@ function bodyOf(e: Record<string, unknown>): RunEventBody | undefined {
       if (str(e.child) === undefined || childRunId === undefined || !OUTCOMES.has(e.outcome as string)) return undefined;
       return { type: e.type, child: e.child as string, childRunId, outcome: e.outcome as string };
     }
-    case 'budget.warning':
-      return str(e.tenantId) === undefined || typeof e.fraction !== 'number' || !Number.isFinite(e.fraction) ? undefined : { type: e.type, tenantId: e.tenantId as string, fraction: e.fraction };
+    case 'budget.threshold':
+      return thresholdOf(e);
     case 'run.finished': {
       const usage = soundUsage(e.usage);
       const totalUsage = soundUsage(e.totalUsage);

@@ -2,12 +2,12 @@
  * Tenant budgets: a reservation of the call's upper bound before each model call, settled to the
  * real usage after. Under concurrency settled spend stays within a hard limit while providers
  * report no more than was reserved, and overshoots by at most the in-flight excess when they do.
- * Refusals name their figures; windows roll; the default limit covers unknown tenants; the soft
- * limit warns without blocking; a failed call gives its reservation back.
+ * Refusals name their figures; windows roll; the default limit covers unknown tenants; a second-series soft limit (warnAt) is refused, naming thresholds; a failed call gives its reservation back.
  */
 import { describe, expect, it } from 'vitest';
 import {
   BudgetExceededError,
+  ConfigurationError,
   FrameworkConfig,
   InMemoryBudgetStore,
   MetricsCollector,
@@ -21,7 +21,6 @@ import {
 } from '../../src/index.js';
 import { scriptedModel, type ScriptedTurn } from '../../src/testing/index.js';
 import { deferred, hop } from '../support/async.js';
-import { collectingLogger } from '../support/logging.js';
 import { recordEachTest } from '../support/per-test.js';
 import { intIn, mulberry32 } from '../support/random.js';
 import { RecordingBudgetStore, noteTool, taskOf, turnOf, usage } from './helpers.js';
@@ -325,44 +324,19 @@ describe('limits', () => {
     expect(open.store.reservations.size).toBe(0);
   });
 
-  it('warnAt logs a warning and adds a span event past its fraction, and never blocks', async () => {
-    const { logger, lines } = collectingLogger('warn');
-    const store = new RecordingBudgetStore();
-    const collector = new MetricsCollector({ prices: priceTable({}), budgets: new TenantBudgets({ limits: { acme: { maxTokens: 1000, warnAt: 0.5 } }, store }) });
-    const model = scriptedModel(
-      (request): ScriptedTurn => (turnOf(request) < 3 ? { toolCalls: [{ name: 'note', arguments: { text: 'x' } }], usage: usage(100, 50) } : { text: 'done', usage: usage(100, 50) }),
-      { modelName: 'm' },
-    );
-    const agent = new SymfonicAgent({
-      name: 'spender',
-      modelProvider: model,
-      tools: [noteTool],
-      metricsCollector: collector,
-      logger,
-      config: new FrameworkConfig({ model: { maxTokens: 100 } }),
-    });
-    const response = await agent.run('go', { scope: { tenantId: 'acme' } });
-    expect(response.finalResponse).toBe('done');
-    expect(model.calls.length).toBe(4);
-
-    const committed = store.committedAtReserve.map((c) => c.committed.tokens);
-    const expected = committed.filter((c) => c >= 500);
-    // The run crossed the fraction part-way: some calls warned, the earlier ones did not.
-    expect(expected.length).toBeGreaterThan(0);
-    expect(expected.length).toBeLessThan(committed.length);
-
-    const warnings = lines.filter((l) => l.msg === 'tenant budget past its warning fraction');
-    expect(warnings.map((w) => w.committed)).toEqual(expected);
-    for (const w of warnings) {
-      expect(w).toMatchObject({ level: 40, limit: 'maxTokens', limit_value: 1000, warn_at: 0.5, tenant_id: 'acme', run_id: response.runId });
-      expect(typeof w.trace_id).toBe('string');
-    }
-    const chats = rec.spans().filter((s) => s.name.startsWith('chat '));
-    expect(chats.length).toBe(4);
-    const events = chats.flatMap((s) => s.events.filter((e) => e.name === 'symfonic.budget.warning'));
-    expect(events.map((e) => e.attributes?.committed)).toEqual(expected);
-    expect(events[0]!.attributes).toMatchObject({ 'symfonic.tenant_id': 'acme', limit: 'maxTokens', limit_value: 1000, warn_at: 0.5 });
-    expect(store.usage('acme', undefined, Date.now()).spent.tokens).toBe(600);
+  it('warnAt (the second series\' soft limit, judged on reservations) is refused, naming thresholds', () => {
+    const error = (() => {
+      try {
+        new TenantBudgets({ limits: { acme: { maxTokens: 1000, warnAt: 0.9 } as never } });
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(error).toBeInstanceOf(ConfigurationError);
+    expect((error as Error).message).toContain('limits["acme"]');
+    expect((error as Error).message).toContain('warnAt is gone');
+    expect((error as Error).message).toContain('{ thresholds: [0.9] }');
+    expect((error as Error).message).toContain('budget.threshold');
   });
 });
 

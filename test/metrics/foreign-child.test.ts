@@ -63,10 +63,14 @@ describe('a pre-built child with its own MetricsCollector', () => {
     expect(parentCollector.tenant('acme').costUsd).toBeCloseTo(bossCost + childCost, 15);
     // The child kept its own books as well; the two ledgers are separate.
     expect(tokens(childCollector.tenant('acme').usage)).toEqual({ inputTokens: 900, outputTokens: 90 });
-    // The parent's budget saw the child's spend, settled after the fact (nothing was reserved for it).
+    // The parent's budget held the child's bound before it ran (it reserves nothing in the
+    // parent's ledger itself), and settled that hold to what it spent.
     expect(store.usage('acme', undefined, Date.now())).toEqual({ spent: { tokens: 1023, costUsd: expect.closeTo(bossCost + childCost, 15) }, reserved: { tokens: 0, costUsd: 0 } });
-    expect(store.unreserved).toEqual([{ tokens: 990, costUsd: expect.closeTo(childCost, 15) }]);
-    expect(store.reservations.size).toBe(2);
+    expect(store.unreserved).toEqual([]);
+    expect(store.reservations.size).toBe(3);
+    const hold = [...store.reservations.values()].find((r) => r.actual?.tokens === 990)!;
+    expect(hold.amount.tokens).toBe(16_384 + 3); // the default: its task ("outside job", 3 tokens) plus 16,384
+    expect(hold.actual).toEqual({ tokens: 990, costUsd: expect.closeTo(childCost, 15) });
     expect(parentCollector.openRuns).toBe(0);
     expect(childCollector.openRuns).toBe(0);
 

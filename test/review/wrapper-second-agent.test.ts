@@ -37,7 +37,9 @@ function tree(collector: MetricsCollector, o: { config?: FrameworkConfig; editor
     metricsCollector: collector,
     ...config,
     modelProvider: scriptedModel((req) => (req.messages.some((m) => m.role === 'tool') ? { text: 'done', usage: ROOT } : { toolCalls: [{ name: 'run_agent', arguments: { name: 'pair', task: 'write it' } }], usage: ROOT })),
-    subAgents: [new SubAgent({ name: 'pair', agent: (o.compose ?? inTurn)(writer, editor), description: 'Writes and edits.' })],
+    // A wrapper is a child the delegator cannot see into, so it holds `reserve` before the wrapper
+    // runs; small here, so that the 1,000-token budget below is decided by what the runs spend.
+    subAgents: [new SubAgent({ name: 'pair', agent: (o.compose ?? inTurn)(writer, editor), description: 'Writes and edits.', reserve: { tokens: 50 } })],
   });
 }
 

@@ -22,7 +22,7 @@ function root(collector: MetricsCollector, wrapper: ChildAgent): SymfonicAgent {
     name: 'root',
     modelProvider: scriptedModel(callsThenAnswer([runAgent("wrapped", "do it")])),
     config: new FrameworkConfig({ model: { maxTokens: 50 } }),
-    subAgents: [new SubAgent({ name: 'wrapped', agent: wrapper, description: 'a wrapper around another agent' })],
+    subAgents: [new SubAgent({ name: 'wrapped', agent: wrapper, description: 'a wrapper around another agent', reserve: { tokens: 600 } })],
     metricsCollector: collector,
   });
 }
