@@ -48,6 +48,10 @@ export const ATTR = {
   /** On the span of a call that waits: the interruption it waits on, and its kind. */
   interruptionId: 'symfonic.interruption.id',
   interruptionKind: 'symfonic.interruption.kind',
+  /** On an invoke_agent span of a durable tree: true when the run went on from steps recorded by an earlier execution. */
+  runRecovered: 'symfonic.run.recovered',
+  /** On a run_agent span of a durable tree: true when the child's result was read back, not awaited. */
+  replayed: 'symfonic.replayed',
 } as const;
 
 export const OPERATION = {
