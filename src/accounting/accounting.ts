@@ -57,6 +57,14 @@ export interface RunAccount {
   failCall(ticket: CallTicket, ended: CallEnd): void;
   /** Takes in what a child spent outside this account, unless its receipt says it is already here. */
   absorbChild(spent: Spent): void;
+  /**
+   * A model call of a durable run read back from its record instead of made again: its usage and
+   * cost join this run's and its open ancestors' figures only. The process that made the call
+   * charged the tenant, the store and the cost counter; none of them sees it again.
+   */
+  replayCall(usage: Usage, costUsd: number | null): void;
+  /** A child's outcome read back from a durable run's record: its spend joins this run's and its open ancestors' totals only. */
+  replayChild(spent: Spent): void;
   delegation(child: string, outcome: DelegationOutcome): void;
   /** Live figures of the run so far. */
   figures(): RunFigures;

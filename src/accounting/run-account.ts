@@ -109,6 +109,28 @@ export class CollectorRunAccount implements RunAccount {
     this.track(this.ledger.storeWrite('absorb', tenantId, actual, () => budgets.store.settle(tenantId, id, actual, Date.now()), this.report));
   }
 
+  replayCall(usage: Usage, costUsd: number | null): void {
+    const e = this.entry;
+    addUsageInto(e.own, usage);
+    if (costUsd === null) e.ownCostKnown = false;
+    else {
+      e.ownCost += costUsd;
+      // The tenant cost counter is told a run's own cost as it closes; this part was told by the
+      // process that made the call.
+      e.uncountedCost -= costUsd;
+    }
+    this.replayTotal(usage, costUsd);
+  }
+
+  replayChild(spent: Spent): void {
+    this.replayTotal(spent.totalUsage, spent.totalCostUsd);
+  }
+
+  /** Usage into this run's total and its open ancestors', and nowhere else. */
+  private replayTotal(usage: Usage, cost: number | null): void {
+    for (let a: RunEntry | undefined = this.entry; a !== undefined; a = a.parent) if (a === this.entry || a.open) addToTotal(a, usage, cost);
+  }
+
   delegation(child: string, outcome: DelegationOutcome): void {
     this.ledger.recordDelegation(child, outcome);
   }
