@@ -118,7 +118,11 @@ export class BudgetPause {
  * suspended async frame: a server holding thousands of runs holds thousands of these.)
  */
 export function callModel(run: RunState): Promise<ModelResponse | BudgetPause> {
-  const call = new ModelCallInFlight(run);
+  return makeModelCall(run, new ModelCallInFlight(run));
+}
+
+/** The call's reservation, then the call itself: a refusal before anything was sent is the pause or the failure. */
+export function makeModelCall(run: RunState, call: ModelCallInFlight): Promise<ModelResponse | BudgetPause> {
   let pending: CallTicket | Promise<CallTicket>;
   try {
     pending = reserve(run, call.request, call.chat);
@@ -128,7 +132,7 @@ export function callModel(run: RunState): Promise<ModelResponse | BudgetPause> {
   return isPromise(pending) ? pending.then((t) => call.send(t), (e: unknown) => call.refused(e)) : call.send(pending);
 }
 
-class ModelCallInFlight {
+export class ModelCallInFlight {
   readonly request: ModelRequest;
   readonly chat: Span;
   private ticket!: CallTicket;
@@ -185,8 +189,12 @@ class ModelCallInFlight {
     const costUsd = run.account.endCall(this.ticket, usage, { responseModel: response.responseModel, durationS: (performance.now() - this.t0) / 1000 });
     finishChatSpan(chat, response, usage, run.core.config.captureContent);
     run.events?.emit({ type: 'model.finished', usage, costUsd });
+    this.charged(usage, costUsd);
     return response;
   }
+
+  /** The usage and cost the answered call was charged: what a recorded call keeps beside the response. */
+  protected charged(_usage: Usage, _costUsd: number | null): void {}
 
   /**
    * The call failed or was aborted. A call cut short after the provider had streamed text did
