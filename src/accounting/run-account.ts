@@ -90,8 +90,15 @@ export class CollectorRunAccount implements RunAccount {
   absorbChild(spent: Spent): void {
     const e = this.entry;
     const receipt = spent.accounting;
-    // A child that opened in this collector under this run already rolled its spend up here.
-    if (receipt?.ledger === this.accounting.id && e.children?.includes(spent.runId)) return;
+    if (receipt?.ledger === this.accounting.id) {
+      // A child that opened in this collector under this run already rolled its spend up here.
+      if (e.children?.includes(spent.runId)) return;
+      // Accounted in this very ledger, though not under this run (a durable child that opened
+      // before its delegator did, on recovery): the tenant's figures and the store have it; the
+      // totals do not.
+      this.replayTotal(spent.totalUsage, spent.totalCostUsd);
+      return;
+    }
     addToTotal(e, spent.totalUsage, spent.totalCostUsd);
     this.ledger.rollUp(e, spent.totalUsage, spent.totalCostUsd);
     // No ledger counted a child outside symfonic in the tenant cost counter; this run does.
