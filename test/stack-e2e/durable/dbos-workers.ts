@@ -84,6 +84,15 @@ export function spawnWorker(mode: string, id: string, env: Record<string, string
   };
 }
 
+/** A tree worker's answer or refusal (tree-worker.mjs), once it exited; the one that does not come is no failure. */
+export async function answerOrRefusal(w: DbosWorker, timeoutMs = 120_000): Promise<{ event: WorkerEvent; code: number | null }> {
+  const [result, refused] = [w.next('result', timeoutMs), w.next('refused', timeoutMs)];
+  result.catch(() => undefined);
+  refused.catch(() => undefined);
+  const event = await Promise.race([result, refused]);
+  return { event, code: await w.exited() };
+}
+
 /** The lines of an executions file as [pid, what] pairs, in the order they were written. */
 export function executions(file: string): [number, string][] {
   if (!existsSync(file)) return [];

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisBudgetStore } from '../../../src/index.js';
 import { delegationTree } from '../../../src/testing/index.js';
 import { attrs, jaegerSearch, otlpSpans, poll, stackUrls, uniqueName, type OtlpAnswer } from '../support/stack.js';
-import { spawnWorker, stackDatabase, TREE_WORKER } from './dbos-workers.js';
+import { answerOrRefusal, spawnWorker, stackDatabase, TREE_WORKER } from './dbos-workers.js';
 import { modelServer, USAGE, type ModelServer } from './model-server.js';
 
 const tokensOf = (model: string) => USAGE[model]![0] + USAGE[model]![1];
@@ -91,5 +91,22 @@ describe('a durable tree whose worker is killed mid-grandchild', () => {
     const tree = delegationTree({ result: { resourceSpans: [{ scopeSpans: [{ spans }] }] } } as OtlpAnswer).find((r) => r.runId === root)!;
     expect(tree.children.map((c) => [c.agent, c.rootRunId])).toEqual([['researcher', root]]);
     expect(tree.children[0]!.children.map((c) => [c.agent, c.rootRunId, c.parentRunId])).toEqual([['checker', root, tree.children[0]!.runId]]);
+  });
+
+  it('is taken over by a worker of another slot, and refused by one whose agents changed, saying what changed', async () => {
+    const env = treeEnv({ SERVICE: uniqueName('symfonic-e2e-takeover'), TENANT: uniqueName('tenant'), KEY_PREFIX: `${uniqueName('durable')}:`, LEASE_MS: '3000' });
+    const root = uniqueName('root');
+    const held = server.hold('checker');
+    const first = spawnWorker('run', root, { ...env, ROOT_RUN_ID: root, EXECUTOR_ID: 'slot-gone' }, TREE_WORKER);
+    await held;
+    await first.kill();
+
+    const changed = await answerOrRefusal(spawnWorker('takeover', root, { ...env, ROOT_RUN_ID: root, EXECUTOR_ID: 'slot-new', PLANNER: 'v2' }, TREE_WORKER));
+    expect(changed.event).toMatchObject({ type: 'refused', name: 'TreeChangedError' });
+    expect(String(changed.event['message'])).toContain('agent "planner": tool "clock" is new');
+
+    const taken = await answerOrRefusal(spawnWorker('takeover', root, { ...env, ROOT_RUN_ID: root, EXECUTOR_ID: 'slot-other' }, TREE_WORKER));
+    expect(taken.code).toBe(0);
+    expect(taken.event['response']).toMatchObject({ status: 'completed', runId: root, finalResponse: 'plan: research: checked (check research tides)' });
   });
 });

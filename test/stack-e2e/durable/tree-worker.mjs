@@ -10,7 +10,8 @@
 //   node tree-worker.mjs enqueue   put ROOTS trees on the "trees" queue, and print every answer
 //
 // Environment: PG_URL, MODEL_URL, REDIS_URL, KEY_PREFIX, LEASE_MS, OTLP, SERVICE, EXECUTOR_ID,
-// TENANT, ROOT_RUN_ID, ROSTER ("v2" renames the clerk), EFFECTS (a file the pay tool appends to).
+// TENANT, ROOT_RUN_ID, ROSTER ("v2" renames the clerk), PLANNER ("v2" adds a tool), EFFECTS (a file the
+// pay tool appends to).
 // Prints one JSON line per event on stdout.
 import { appendFileSync } from 'node:fs';
 import { z } from 'zod';
@@ -37,10 +38,13 @@ function planner() {
     metricsCollector: collector,
     subAgents: [new SubAgentSpec({ name: 'checker', description: 'Checks a fact.', modelProvider: model('checker') })],
   });
+  // PLANNER=v2 gives the planner a tool: another shape of the tree.
+  const tools = env.PLANNER === 'v2' ? [defineTool({ name: 'clock', description: 'Tells the time.', input: z.object({}), execute: () => '12:00' })] : [];
   return new SymfonicAgent({
     name: 'planner',
     modelProvider: model('planner'),
     metricsCollector: collector,
+    tools,
     subAgents: [new SubAgent({ name: 'researcher', agent: researcher, description: 'Researches.' })],
   });
 }
