@@ -81,6 +81,14 @@ export interface RunAccount {
    * then what it spent after each resume): each part is charged once, under an id of its own.
    */
   absorbChild(spent: Spent, part?: string): void;
+  /**
+   * A model call of a durable run read back from its record instead of made again: its usage and
+   * cost join this run's and its open ancestors' figures only. The process that made the call
+   * charged the tenant, the store and the cost counter; none of them sees it again.
+   */
+  replayCall(usage: Usage, costUsd: number | null): void;
+  /** A child's outcome read back from a durable run's record: its spend joins this run's and its open ancestors' totals only. */
+  replayChild(spent: Spent): void;
   delegation(child: string, outcome: DelegationOutcome): void;
   /** Live figures of the run so far. */
   figures(): RunFigures;

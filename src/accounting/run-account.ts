@@ -140,9 +140,16 @@ export class CollectorRunAccount implements RunAccount {
     const e = this.entry;
     const receipt = spent.accounting;
     const held = this.takeHold(spent.runId);
-    // A child that opened in this collector under this run already rolled its spend up here.
-    if (receipt?.ledger === this.accounting.id && e.children?.includes(spent.runId)) {
+    const here = receipt?.ledger === this.accounting.id && (e.children?.includes(spent.runId) === true || receipt.tenantId === this.scope?.tenantId);
+    if (here) {
+      // Its own calls reserved and settled in this ledger for this tenant: a hold for it is let go.
       if (held !== undefined) this.release(held.reservationId);
+      // A child that opened in this collector under this run already rolled its spend up here.
+      if (e.children?.includes(spent.runId)) return;
+      // Accounted in this very ledger, though not under this run (a durable child that opened
+      // before its delegator did, on recovery): the tenant's figures and the store have it; the
+      // totals do not.
+      this.replayTotal(spent.totalUsage, spent.totalCostUsd);
       return;
     }
     addToTotal(e, spent.totalUsage, spent.totalCostUsd);
@@ -182,6 +189,28 @@ export class CollectorRunAccount implements RunAccount {
     if (p === undefined) return crossed;
     this.track(p);
     return p.then(() => crossed);
+  }
+
+  replayCall(usage: Usage, costUsd: number | null): void {
+    const e = this.entry;
+    addUsageInto(e.own, usage);
+    if (costUsd === null) e.ownCostKnown = false;
+    else {
+      e.ownCost += costUsd;
+      // The tenant cost counter is told a run's own cost as it closes; this part was told by the
+      // process that made the call.
+      e.uncountedCost -= costUsd;
+    }
+    this.replayTotal(usage, costUsd);
+  }
+
+  replayChild(spent: Spent): void {
+    this.replayTotal(spent.totalUsage, spent.totalCostUsd);
+  }
+
+  /** Usage into this run's total and its open ancestors', and nowhere else. */
+  private replayTotal(usage: Usage, cost: number | null): void {
+    for (let a: RunEntry | undefined = this.entry; a !== undefined; a = a.parent) if (a === this.entry || a.open) addToTotal(a, usage, cost);
   }
 
   delegation(child: string, outcome: DelegationOutcome): void {

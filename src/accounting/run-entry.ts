@@ -12,7 +12,11 @@ export interface RunEntry {
   ownCostKnown: boolean;
   totalCost: number;
   totalCostKnown: boolean;
-  /** Cost of spend absorbed from children no ledger counted (outside symfonic), for the tenant counter. */
+  /**
+   * What the tenant cost counter adds to the run's own cost as it closes: plus spend absorbed from
+   * children no ledger counted (outside symfonic), minus own calls read back from a durable record
+   * (the process that made them counted them).
+   */
   uncountedCost: number;
   /** Own cost a resumed run opened with: the tenant counter had it when the run suspended. */
   readonly countedCost: number;

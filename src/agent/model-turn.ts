@@ -115,7 +115,11 @@ export class BudgetPause {
  * suspended async frame: a server holding thousands of runs holds thousands of these.)
  */
 export function callModel(run: RunState): Promise<ModelResponse | BudgetPause> {
-  const call = new ModelCallInFlight(run);
+  return makeModelCall(run, new ModelCallInFlight(run));
+}
+
+/** The call's reservation, then the call itself: a refusal before anything was sent is the pause or the failure. */
+export function makeModelCall(run: RunState, call: ModelCallInFlight): Promise<ModelResponse | BudgetPause> {
   let pending: CallTicket | Promise<CallTicket>;
   try {
     pending = reserve(run, call.request, call.chat);
@@ -125,7 +129,7 @@ export function callModel(run: RunState): Promise<ModelResponse | BudgetPause> {
   return isPromise(pending) ? pending.then((t) => call.send(t), (e: unknown) => call.refused(e)) : call.send(pending);
 }
 
-class ModelCallInFlight {
+export class ModelCallInFlight {
   readonly request: ModelRequest;
   readonly chat: Span;
   private ticket!: CallTicket;
@@ -183,8 +187,12 @@ class ModelCallInFlight {
     finishChatSpan(chat, response, usage, run.core.config.captureContent);
     run.events?.emit({ type: 'model.finished', usage, costUsd });
     endChatAfterSettle(run.events, this.ticket, chat);
+    this.charged(usage, costUsd);
     return response;
   }
+
+  /** The usage and cost the answered call was charged: what a recorded call keeps beside the response. */
+  protected charged(_usage: Usage, _costUsd: number | null): void {}
 
   /**
    * The call failed or was aborted. A call cut short after the provider had streamed text did

@@ -9,6 +9,7 @@ import type { AgentCore } from './agent-core.js';
 import type { AgentResponse } from './agent-response.js';
 import { EmptyModelResponseError } from './model-response.js';
 import { BudgetPause, callModel } from './model-turn.js';
+import { drivenModelCall } from './model-step.js';
 import { runFailed } from './run-events.js';
 import { closeRun, type Exit } from './run-close.js';
 import type { RunStart } from './run-start.js';
@@ -159,7 +160,7 @@ export async function executeRun(core: AgentCore, query: string, start: RunStart
         }
       }
       if (run.signal.aborted) throw abortErrorFrom(run.signal);
-      const next = afterModel(run, await callModel(run));
+      const next = afterModel(run, await (run.driver === undefined ? callModel(run) : drivenModelCall(run, run.driver)));
       if (typeof next === 'string') {
         exit = answered(run, next);
         break;

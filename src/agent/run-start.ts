@@ -48,7 +48,7 @@ export function callerStart(core: AgentCore, options: RunOptions | undefined, hu
 
 /** A run the delegator placed through the child door: its frame as given. */
 export function doorStart(placement: Placement): RunStart {
-  return { frame: placement.frame, accounting: placement.accounting, outputType: placement.outputType, resume: placement.resume, owned: undefined, history: undefined, door: true, wrapped: undefined };
+  return { frame: placement.frame, accounting: placement.accounting, outputType: placement.outputType, resume: placement.resume, driver: placement.driver, owned: undefined, history: undefined, door: true, wrapped: undefined };
 }
 
 /** A root run from its validated options; `hub` is the sink a stream made for it, which aborts the run through `owned`. */

@@ -13,6 +13,7 @@ import type { RunStart } from './run-start.js';
 import type { OwnedSignal } from '../core/signals.js';
 import type { Resumption } from '../delegation/framed-child.js';
 import type { WrappedCall } from '../delegation/wrapped-child.js';
+import type { RunDriver } from '../snapshot/run-driver.js';
 
 /**
  * Everything one run carries while it runs: its frame, its account, its span and the
@@ -36,6 +37,8 @@ export class RunState implements RunReporter {
   readonly wrapped: WrappedCall | undefined;
   /** Came in by a delegation door: it fails as a RunFailure, and suspends as state for its delegator. */
   readonly atDoor: boolean;
+  /** Records the run's steps (a durable tree); undefined when the run calls directly. */
+  readonly driver: RunDriver | undefined;
   /** The run's account, opened right after the state (the state is where it reports store failures). */
   account!: RunAccount;
   readonly runContext: Context;
@@ -57,6 +60,7 @@ export class RunState implements RunReporter {
     this.owned = start.owned;
     this.wrapped = start.wrapped;
     this.atDoor = start.door;
+    this.driver = start.driver;
     this.runContext = contextWith(start.frame.traceContext ?? context.active(), span);
   }
 

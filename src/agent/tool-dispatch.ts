@@ -5,7 +5,8 @@ import { abortErrorFrom, failsTheRun } from '../core/errors.js';
 import type { RunEmitter } from '../core/run-event.js';
 import type { RunFrame } from '../core/run-frame.js';
 import type { Scope } from '../core/scope.js';
-import type { DelegationCallContext, ResumableTool } from '../delegation/call-context.js';
+import type { DelegationCallContext, DrivenStep, ResumableTool } from '../delegation/call-context.js';
+import { delegationContextOf } from '../delegation/tools.js';
 import type { Resumption } from '../delegation/framed-child.js';
 import { PausedCall } from '../snapshot/paused-call.js';
 import { modelVisibleText } from '../core/redact.js';
@@ -19,6 +20,7 @@ import type { Tool } from '../tool/define-tool.js';
 import { parseToolInput, toolResultText } from '../tool/tool-input.js';
 import { contextWith, failSpan, telemetryDescription, telemetryToolName, tracer } from './run-span.js';
 import type { RunState } from './run-state.js';
+import { drivenToolCall } from './tool-step.js';
 
 /**
  * A tool call's context. A class, not an object literal: V8 builds a literal with a getter on a
@@ -31,6 +33,7 @@ class CallContext implements DelegationCallContext {
     readonly toolCallId: string,
     readonly span: Span,
     readonly traceContext: Context,
+    readonly step: DrivenStep | undefined,
   ) {}
 
   get runId(): string {
@@ -65,7 +68,7 @@ class CallContext implements DelegationCallContext {
   }
 }
 
-function startToolSpan(run: RunState, call: ToolCall): Span {
+export function startToolSpan(run: RunState, call: ToolCall): Span {
   const name = telemetryToolName(call.name);
   const span = tracer().startSpan(`${OPERATION.executeTool} ${name}`, { kind: SpanKind.INTERNAL }, run.runContext);
   const seq = run.toolSeq++;
@@ -138,7 +141,15 @@ function perform(tool: Tool, input: unknown, ctx: CallContext, resume: CallResum
  * error that fails the run) escapes.
  */
 export function runTool(run: RunState, call: ToolCall, index: number, resume?: CallResume): Promise<Message | PausedCall> {
-  const span = startToolSpan(run, call);
+  const driver = run.driver;
+  if (driver === undefined) return runToolIn(run, call, index, resume, startToolSpan(run, call), undefined);
+  // run_agent is no step of its own: its child is (a child's steps are recorded as the child's).
+  if (delegationContextOf(run.core.tools.get(call.name)) === undefined) return drivenToolCall(run, driver, call, index, resume);
+  return runToolIn(run, call, index, resume, startToolSpan(run, call), { driver, turn: run.turns, index });
+}
+
+/** The call in the span given (made for it); `step` is where a driven run_agent call stands. */
+export function runToolIn(run: RunState, call: ToolCall, index: number, resume: CallResume | undefined, span: Span, step: DrivenStep | undefined): Promise<Message | PausedCall> {
   run.events?.emit({ type: 'tool.started', tool: telemetryToolName(call.name), callId: call.id });
   if (resume !== undefined && 'content' in resume) return Promise.resolve(finish(run, span, call, resume.content, resume.ok));
   const ready = refuse(run, call);
@@ -146,7 +157,7 @@ export function runTool(run: RunState, call: ToolCall, index: number, resume?: C
     failSpan(span, new Error(ready.problem), ready.errorType);
     return Promise.resolve(finish(run, span, call, ready.problem, false));
   }
-  const ctx = new CallContext(run, call.id, span, contextWith(run.runContext, span));
+  const ctx = new CallContext(run, call.id, span, contextWith(run.runContext, span), step);
   return new ToolCallInFlight(run, call, index, span, ctx).begin(ready.tool, ready.input, resume);
 }
 

@@ -2,6 +2,7 @@ import type { Context, Span } from '@opentelemetry/api';
 import type { RunEmitter } from '../core/run-event.js';
 import type { RunFrame } from '../core/run-frame.js';
 import type { RunAccount } from '../accounting/accounting.js';
+import type { RunDriver } from '../snapshot/run-driver.js';
 import type { ToolContext } from '../tool/tool-context.js';
 import type { Resumption } from './framed-child.js';
 
@@ -18,6 +19,15 @@ export interface DelegationCallContext extends ToolContext {
   readonly traceContext?: Context;
   /** The delegating run's events, when its tree is listened to: delegation.started and .finished go here. */
   readonly events?: RunEmitter | undefined;
+  /** Where the call stands in a driven run (a durable tree): its child is a step of the driver's. */
+  readonly step?: DrivenStep | undefined;
+}
+
+/** A run_agent call of a driven run: the driver, and the turn and place of the call. */
+export interface DrivenStep {
+  readonly driver: RunDriver;
+  readonly turn: number;
+  readonly index: number;
 }
 
 /** A tool whose suspended call can go on: run_agent resumes the child run that suspended. */

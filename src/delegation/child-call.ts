@@ -1,4 +1,4 @@
-import { BudgetExceededError, BudgetStoreUnavailableError, abortErrorFrom, failsTheRun, isAbortError } from '../core/errors.js';
+import { abortErrorFrom, failsTheRun } from '../core/errors.js';
 import { newRunId } from '../core/ids.js';
 import { childFrame, type RunFrame } from '../core/run-frame.js';
 import { RunFailure, type RunFigures, type Spent } from '../core/run-outcome.js';
@@ -7,8 +7,10 @@ import type { RunAccount } from '../accounting/accounting.js';
 import { childSignal, raceAbort, type OwnedSignal } from '../core/signals.js';
 import { ATTR } from '../observability/attributes.js';
 import { PausedCall } from '../snapshot/paused-call.js';
+import type { ChildStep, Recorded, RunDriver, StepKey } from '../snapshot/run-driver.js';
 import { answerText } from './child-answer.js';
 import { startHeld } from './child-hold.js';
+import { childStartOf, failureOf, outcomeData } from './child-record.js';
 import type { DelegationContext } from './context.js';
 import { Refusal, type DelegationCall } from './delegation-call.js';
 import type { ChildOutcome, Resumption } from './framed-child.js';
@@ -41,8 +43,10 @@ export class ChildCall {
     private readonly task: string,
     private readonly resume: Resumption | undefined,
   ) {
-    // A resumed child goes on under the run id it suspended with.
-    this.childRunId = resume?.run.runId ?? newRunId();
+    // A resumed child goes on under the run id it suspended with; a driven run's child under the
+    // id its driver derives from the step, so a replay names the same child.
+    const step = call.ctx.step;
+    this.childRunId = resume?.run.runId ?? (step === undefined ? newRunId() : step.driver.childRunId(this.stepKey()));
     const span = call.ctx.span;
     if (span?.isRecording()) span.setAttribute(ATTR.delegationChildRunId, this.childRunId);
   }
@@ -50,6 +54,7 @@ export class ChildCall {
   /** Takes a slot (queueing past the limit), starts the child, and answers the text the model reads or the paused call. */
   run(): Promise<string | PausedCall> {
     const ctx = this.call.ctx;
+    if (ctx.step !== undefined) return this.driven(ctx.step.driver);
     let slot: (() => void) | Promise<() => void>;
     try {
       slot = this.policy.context.acquire(ctx.runId, this.policy.maxConcurrentDelegations, ctx.signal);
@@ -158,16 +163,122 @@ export class ChildCall {
   }
 
   private refusalFor(error: unknown): Refusal {
+    const e = error instanceof Error ? error : new Error(String(error));
+    return this.refusalFrom(e.name, e.message, this.signal?.timedOut === true);
+  }
+
+  /** What the model reads of a child that did not answer: from the error's name and message, so a recorded failure reads the same. */
+  private refusalFrom(errorName: string, message: string, timedOut: boolean): Refusal {
     const name = this.call.name;
-    if (this.signal?.timedOut) {
+    if (timedOut) {
       return new Refusal('aborted', `Sub-agent "${name}" timed out after ${this.policy.childTimeoutMs} ms and was stopped. Try a smaller task, or answer without it.`, 'TimeoutError');
     }
-    if (error instanceof BudgetExceededError || error instanceof BudgetStoreUnavailableError) {
-      return new Refusal('budget_exceeded', `Sub-agent "${name}" could not run: ${(error as Error).message}`, (error as Error).name);
+    if (errorName === 'BudgetExceededError' || errorName === 'BudgetStoreUnavailableError') {
+      return new Refusal('budget_exceeded', `Sub-agent "${name}" could not run: ${message}`, errorName);
     }
-    if (isAbortError(error)) return new Refusal('aborted', `Sub-agent "${name}" was aborted before it finished.`, (error as Error).name);
-    const e = error instanceof Error ? error : new Error(String(error));
-    return new Refusal('child_error', `Sub-agent "${name}" failed: ${e.name}: ${e.message}. Retry with a clearer task, use another sub-agent, or answer without it.`, e.name || 'Error');
+    if (errorName === 'AbortError' || errorName === 'TimeoutError') return new Refusal('aborted', `Sub-agent "${name}" was aborted before it finished.`, errorName);
+    return new Refusal('child_error', `Sub-agent "${name}" failed: ${errorName}: ${message}. Retry with a clearer task, use another sub-agent, or answer without it.`, errorName || 'Error');
+  }
+
+  private stepKey(): StepKey {
+    const { ctx, name } = this.call;
+    return { runId: ctx.runId, turn: ctx.step!.turn, index: ctx.step!.index, kind: 'child', name };
+  }
+
+  /**
+   * The delegation as one step of a driven run. The driver sees the call before any slot is
+   * waited for (a slot is taken inside the child's body), so calls reach it in the order the
+   * model made them. Made or read back, the recorded outcome is read the same way: the answer or
+   * refusal text, the suspension, and the spend (taken in, or, read back, rolled into the figures only).
+   */
+  private driven(driver: RunDriver): Promise<string | PausedCall> {
+    const { call, policy } = this;
+    const { ctx, name } = call;
+    if (this.resume === undefined) policy.context.recordStart(ctx.runId, name);
+    call.childRunId = this.childRunId;
+    ctx.events?.emit({ type: 'delegation.started', child: name, childRunId: this.childRunId });
+    let recorded: Promise<Recorded<ChildStep>>;
+    try {
+      recorded = driver.child(this.stepKey(), childStartOf(this.frame, this.childRunId, this.ceiling, policy.childTimeoutMs, name, this.task, ctx.traceContext, this.resume), () => this.inProcess(driver));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return raceAbort(recorded, ctx.signal, `sub-agent "${name}"`).then(
+      (r) => this.fromRecord(r),
+      (error: unknown) => {
+        throw ctx.signal.aborted ? abortErrorFrom(ctx.signal) : error;
+      },
+    );
+  }
+
+  /** The step's body in this process: a slot, then the child run as always, its end as data. */
+  private inProcess(driver: RunDriver): Promise<ChildStep> {
+    const ctx = this.call.ctx;
+    let slot: (() => void) | Promise<() => void>;
+    try {
+      slot = this.policy.context.acquire(ctx.runId, this.policy.maxConcurrentDelegations, ctx.signal);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (typeof slot === 'function') return this.startRecorded(slot, driver);
+    return slot.then(
+      (release) => this.startRecorded(release, driver),
+      () => {
+        throw abortErrorFrom(ctx.signal);
+      },
+    );
+  }
+
+  private startRecorded(release: () => void, driver: RunDriver): Promise<ChildStep> {
+    const { call, policy } = this;
+    const { ctx, name } = call;
+    this.release = release;
+    const signal = (this.signal = childSignal(ctx.signal, policy.childTimeoutMs));
+    try {
+      const child = childFrame(this.frame, { runId: this.childRunId, signal: signal.signal, traceContext: ctx.traceContext, maxDepth: this.ceiling, timeoutMs: policy.childTimeoutMs });
+      const placement = { frame: child, accounting: ctx.account?.accounting, outputType: this.outputType, resume: this.resume, driver };
+      this.running = startHeld(ctx.account, policy.roster.find(name), this.task, placement, () => policy.roster.start(name, this.task, placement));
+    } catch (error) {
+      this.done();
+      return Promise.resolve({ failure: failureOf(error, false, null) });
+    }
+    return raceAbort(this.running, signal.signal, `sub-agent "${name}"`).then(
+      (outcome): ChildStep => {
+        this.done();
+        return { outcome: outcomeData(outcome) };
+      },
+      (error: unknown): ChildStep => {
+        this.done();
+        if (ctx.signal.aborted) throw abortErrorFrom(ctx.signal);
+        const cause = error instanceof RunFailure ? error.error : error;
+        if (failsTheRun(cause)) throw cause;
+        // Let go at its timeout, the child may still be spending: taken in when it ends, not recorded.
+        if (!(error instanceof RunFailure)) this.absorbLater(this.running!);
+        return { failure: failureOf(cause, this.signal?.timedOut === true, error instanceof RunFailure ? error.spent : null) };
+      },
+    );
+  }
+
+  private fromRecord(recorded: Recorded<ChildStep>): string | PausedCall {
+    const { call } = this;
+    const ctx = call.ctx;
+    if (recorded.replayed && ctx.span?.isRecording()) ctx.span.setAttribute(ATTR.replayed, true);
+    const take = (spent: Spent) => (recorded.replayed ? ctx.account?.replayChild(spent) : this.absorb(ctx.account, spent));
+    const step = recorded.value;
+    if ('failure' in step) {
+      const f = step.failure;
+      if (f.spent !== null) take(f.spent);
+      return call.finish(this.refusalFrom(f.name, f.message, f.timedOut));
+    }
+    const outcome = step.outcome;
+    // A suspended child's spend so far is taken in as it suspends, as in an undriven run.
+    take(outcome);
+    if (outcome.status === 'suspended') return call.suspend(new PausedCall({ callId: ctx.toolCallId, child: outcome.suspension! }, outcome.interruptions ?? []));
+    try {
+      return call.finish(answerText(outcome, this.outputType));
+    } catch (error) {
+      return call.finish(this.refusalFor(error));
+    }
   }
 }
 

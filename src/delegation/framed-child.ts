@@ -3,6 +3,7 @@ import type { Accounting } from '../accounting/accounting.js';
 import type { Decisions, Interruption } from '../core/interruption.js';
 import type { RunFrame } from '../core/run-frame.js';
 import type { Spent } from '../core/run-outcome.js';
+import type { RunDriver } from '../snapshot/run-driver.js';
 import type { SuspendedRun } from '../snapshot/run-snapshot.js';
 
 /** One child's answer, as its delegator reads it: the answer and what it spent, or its suspension. */
@@ -35,6 +36,8 @@ export interface Placement {
   readonly outputType: ZodType | undefined;
   /** Set when the child goes on from where it suspended, instead of starting on its task. */
   readonly resume?: Resumption | undefined;
+  /** Records the run's steps (a durable tree); undefined for a run that calls directly. */
+  readonly driver?: RunDriver | undefined;
 }
 
 /**

@@ -61,6 +61,10 @@ export const ATTR = {
   budgetThreshold: 'symfonic.budget.threshold',
   budgetSpent: 'symfonic.budget.spent',
   budgetLimitValue: 'symfonic.budget.limit_value',
+  /** On an invoke_agent span of a durable tree: true when the run went on from steps recorded by an earlier execution. */
+  runRecovered: 'symfonic.run.recovered',
+  /** On a run_agent span of a durable tree: true when the child's result was read back, not awaited. */
+  replayed: 'symfonic.replayed',
 } as const;
 
 export const OPERATION = {

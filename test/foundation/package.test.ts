@@ -69,6 +69,7 @@ describe('package.json', () => {
     ['.', 'index'],
     ['./testing', 'testing/index'],
     ['./telemetry', 'telemetry/index'],
+    ['./durable', 'durable/index'],
   ])('exports %s with types first, then import, both built', (subpath, file) => {
     const entry = pkg.exports[subpath];
     expect(entry).toEqual({ types: `./dist/${file}.d.ts`, import: `./dist/${file}.js` });
@@ -78,8 +79,8 @@ describe('package.json', () => {
     expect(existsSync(join(root, 'dist', `${file}.js`))).toBe(true);
   });
 
-  it('exports nothing but the three entry points and package.json', () => {
-    expect(Object.keys(pkg.exports).sort()).toEqual(['.', './package.json', './telemetry', './testing']);
+  it('exports nothing but the four entry points and package.json', () => {
+    expect(Object.keys(pkg.exports).sort()).toEqual(['.', './durable', './package.json', './telemetry', './testing']);
   });
 });
 

@@ -20,6 +20,7 @@ const ENTRY_POINTS: Record<string, string> = {
   symfonic: 'src/index.ts',
   'symfonic/testing': 'src/testing/index.ts',
   'symfonic/telemetry': 'src/telemetry/index.ts',
+  'symfonic/durable': 'src/durable/index.ts',
 };
 
 export interface Block {

@@ -7,6 +7,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const WORKER = fileURLToPath(new URL('./dbos-worker.mjs', import.meta.url));
+/** The worker running symfonic/durable trees (tree-worker.mjs). */
+export const TREE_WORKER = fileURLToPath(new URL('./tree-worker.mjs', import.meta.url));
 
 /** The stack's PostgreSQL with another database in it: each test file keeps its own. */
 export function stackDatabase(database: string): string {
@@ -27,10 +29,14 @@ export interface DbosWorker {
   /** The first event of a type; rejects when the worker reports an error or exits first. */
   next(type: string, timeoutMs?: number): Promise<WorkerEvent>;
   kill(): Promise<void>;
+  /** Resolves once the process exited, with its exit code. */
+  exited(): Promise<number | null>;
+  /** What it wrote on stderr so far. */
+  stderr(): string;
 }
 
-export function spawnWorker(mode: 'run' | 'recover' | 'status', id: string, env: Record<string, string>): DbosWorker {
-  const child = spawn(process.execPath, [WORKER, mode, id], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export function spawnWorker(mode: string, id: string, env: Record<string, string>, script = WORKER): DbosWorker {
+  const child = spawn(process.execPath, [script, mode, id], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const events: WorkerEvent[] = [];
   let stderr = '';
   let buffered = '';
@@ -73,7 +79,18 @@ export function spawnWorker(mode: 'run' | 'recover' | 'status', id: string, env:
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await exited;
     },
+    exited: () => exited.then(() => child.exitCode),
+    stderr: () => stderr,
   };
+}
+
+/** A tree worker's answer or refusal (tree-worker.mjs), once it exited; the one that does not come is no failure. */
+export async function answerOrRefusal(w: DbosWorker, timeoutMs = 120_000): Promise<{ event: WorkerEvent; code: number | null }> {
+  const [result, refused] = [w.next('result', timeoutMs), w.next('refused', timeoutMs)];
+  result.catch(() => undefined);
+  refused.catch(() => undefined);
+  const event = await Promise.race([result, refused]);
+  return { event, code: await w.exited() };
 }
 
 /** The lines of an executions file as [pid, what] pairs, in the order they were written. */

@@ -1,0 +1,111 @@
+import { z } from 'zod';
+import type { MetricsCollector } from '../accounting/metrics-collector.js';
+import { ConfigurationError } from '../core/errors.js';
+import type { Scope } from '../core/scope.js';
+import { isLogger, type Logger } from '../observability/logger.js';
+import type { DurableAgent } from './agent-registry.js';
+
+/** A queue durable work waits on, with its concurrency limits. */
+export interface DurableQueueOptions {
+  /** Most workflows of this queue running at once across every worker. */
+  globalConcurrency?: number;
+  /** Most running at once in one worker. */
+  workerConcurrency?: number;
+  /** How often a worker looks for work on it, in ms. Default 200. */
+  pollingIntervalMs?: number;
+}
+
+export interface DurableOptions {
+  /** The PostgreSQL database DBOS keeps the trees in, e.g. postgresql://user:password@127.0.0.1:5432/symfonic. */
+  systemDatabaseUrl: string;
+  /** The agents this worker runs trees of, found by name: every worker of a deployment registers the same. */
+  agents: readonly DurableAgent[];
+  /** This worker's stable name (its slot in the deployment): started again under it, it finishes the trees it left unfinished. Default 'symfonic-worker'. */
+  executorId?: string;
+  /** Names the application in the database (its workflows and queues). Default 'symfonic'. */
+  applicationName?: string;
+  /** Queues by name: roots enqueued with `enqueue`, children with `childQueue`, wait there for a worker. */
+  queues?: Record<string, DurableQueueOptions>;
+  /** A queue of `queues` every delegation's child goes on, for any listening worker to run; default: the child runs in its delegator's worker. */
+  childQueue?: string;
+  /** The queues this worker takes work from; default every queue of `queues`; [] for a worker that only starts and enqueues. */
+  listenQueues?: string[];
+  /** How long a step's record may take to land before the tree's caller is told PostgreSQL is unreachable, in ms. Default 10000. */
+  checkpointTimeoutMs?: number;
+  /** The ledger of runs whose agent has no metricsCollector of its own; default one of the worker's. */
+  metricsCollector?: MetricsCollector;
+  /** Where the worker and DBOS log; silent by default. */
+  logger?: Logger;
+}
+
+export interface DurableRunOptions {
+  /** The tenant the tree acts and spends for. */
+  scope?: Scope;
+  /** The root's run id, which names the tree's workflow; a fresh one when absent. Starting again under a recorded id answers that tree. */
+  runId?: string;
+  /** Epoch ms by which the tree must be over. */
+  deadline?: number;
+}
+
+export interface DurableEnqueueOptions extends DurableRunOptions {
+  /** The queue of `queues` the tree waits on for a worker. */
+  queue: string;
+}
+
+const NAME = /^[A-Za-z0-9_.:-]{1,128}$/;
+const queueSchema = z
+  .object({
+    globalConcurrency: z.number().int().min(1).optional(),
+    workerConcurrency: z.number().int().min(1).optional(),
+    pollingIntervalMs: z.number().int().min(10).max(60_000).optional(),
+  })
+  .strict();
+
+const optionsSchema = z
+  .object({
+    systemDatabaseUrl: z.string().regex(/^postgres(ql)?:\/\/[^/]/, 'a PostgreSQL URL starts with postgresql:// (or postgres://) and names a host'),
+    agents: z.array(z.unknown()).min(1, 'at least one agent: a worker runs trees of the agents it registers'),
+    executorId: z.string().regex(NAME, 'letters, digits and _ . : - (at most 128)').optional(),
+    applicationName: z.string().regex(NAME, 'letters, digits and _ . : - (at most 128)').optional(),
+    queues: z.record(z.string().regex(NAME, 'queue names are letters, digits and _ . : - (at most 128)'), queueSchema).optional(),
+    childQueue: z.string().optional(),
+    listenQueues: z.array(z.string()).optional(),
+    checkpointTimeoutMs: z.number().int().min(100).max(3_600_000).optional(),
+    metricsCollector: z.custom<MetricsCollector>((c) => typeof (c as { open?: unknown } | null)?.open === 'function', 'metricsCollector must be a MetricsCollector').optional(),
+    logger: z.custom<Logger>(isLogger, 'logger must be a pino-style logger (child, isLevelEnabled, error, warn, info, debug)').optional(),
+  })
+  .strict();
+
+const EXAMPLE = "Example: startDurable({ systemDatabaseUrl: 'postgresql://symfonic@127.0.0.1:5432/symfonic', agents: [planner], executorId: 'worker-1' }).";
+
+/** Validates the options once, with the example a person fixing them needs. */
+export function readDurableOptions(options: DurableOptions): DurableOptions {
+  if (typeof options !== 'object' || options === null) throw new ConfigurationError(`startDurable needs options. ${EXAMPLE}`);
+  const parsed = optionsSchema.safeParse(options);
+  if (!parsed.success) throw new ConfigurationError(`invalid startDurable options: ${z.prettifyError(parsed.error)}. ${EXAMPLE}`);
+  const queues = Object.keys(options.queues ?? {});
+  for (const name of [...(options.childQueue === undefined ? [] : [options.childQueue]), ...(options.listenQueues ?? [])]) {
+    if (!queues.includes(name)) throw new ConfigurationError(`startDurable: queue "${name}" is not one of queues (${queues.map((q) => `"${q}"`).join(', ') || 'none'}). Declare it: queues: { "${name}": { workerConcurrency: 4 } }.`);
+  }
+  return options;
+}
+
+const runSchema = z
+  .object({
+    scope: z.unknown().optional(),
+    runId: z.string().regex(NAME, 'a run id is letters, digits and _ . : - (at most 128)').optional(),
+    deadline: z.number().int().positive().optional(),
+  })
+  .strict();
+
+/** Validates a run's options (an enqueue's too, given the queues it may name). */
+export function readRunOptions(what: string, options: unknown, queues?: readonly string[]): DurableEnqueueOptions | DurableRunOptions {
+  if (options === undefined && queues === undefined) return {};
+  if (typeof options !== 'object' || options === null) throw new ConfigurationError(`durable ${what}: options must be an object ({ scope?, runId?, deadline?${queues ? ', queue' : ''} }).`);
+  const schema = queues === undefined ? runSchema : runSchema.extend({ queue: z.string() });
+  const parsed = schema.safeParse(options);
+  if (!parsed.success) throw new ConfigurationError(`invalid durable ${what} options: ${z.prettifyError(parsed.error)}.`);
+  const queue = (options as { queue?: string }).queue;
+  if (queues !== undefined && !queues.includes(queue!)) throw new ConfigurationError(`durable enqueue: queue "${queue}" is not one of this worker's queues (${queues.map((q) => `"${q}"`).join(', ') || 'none'}).`);
+  return options as DurableRunOptions;
+}

@@ -1,0 +1,320 @@
+import { context as otelContext } from '@opentelemetry/api';
+import { MetricsCollector } from '../accounting/metrics-collector.js';
+import type { Accounting } from '../accounting/accounting.js';
+import type { AgentResponse } from '../agent/agent-response.js';
+import { ConfigurationError } from '../core/errors.js';
+import { newRunId } from '../core/ids.js';
+import type { Decisions } from '../core/interruption.js';
+import { makeScope } from '../core/scope.js';
+import { silentLogger, type Logger } from '../observability/logger.js';
+import type { ChildStep, FrameData, StepSpan } from '../snapshot/run-driver.js';
+import type { SpanLink } from '../snapshot/run-snapshot.js';
+import { AgentRegistry } from './agent-registry.js';
+import type { CheckpointWatch, ChildInput, StepEngine } from './dbos-driver.js';
+import { loadDbos, type Dbos, type DbosClient, type DbosSdk, type WorkflowHandle } from './dbos-sdk.js';
+import { readDurableOptions, readRunOptions, type DurableEnqueueOptions, type DurableOptions, type DurableRunOptions } from './durable-options.js';
+import { dbosLogger, launchError, maskedAddress, stallError } from './engine-faults.js';
+import { spanLinkOf } from './recorded-frame.js';
+import { childWorkflowId, CHILD_WORKFLOW, readOutput, recordedStart, rootWorkflowId, ROOT_WORKFLOW } from './tree-records.js';
+import { resumeTree } from './tree-resume.js';
+import { runChild, runRoot, type RootInput, type TreeHost, type TreeOutput } from './tree-runs.js';
+
+/** A worker of durable trees: see startDurable. */
+export interface Durable {
+  /** This worker's name: started again under it, it finishes the trees it left unfinished. */
+  readonly executorId: string;
+  /** The version of the agents it runs (their tree shapes): it runs and recovers only trees recorded by the same. */
+  readonly version: string;
+  /** Runs a durable tree in this worker and answers as agent.run does (a failed tree rejects with a DurableRunError). */
+  run<T = unknown>(agent: string, task: string, options?: DurableRunOptions): Promise<AgentResponse<T>>;
+  /** Puts a tree on a queue for any listening worker; answers its root run id at once. */
+  enqueue(agent: string, task: string, options: DurableEnqueueOptions): Promise<string>;
+  /** The answer of the tree with this root run id, waiting for it: its latest run's (a resume's, once resumed). */
+  result<T = unknown>(rootRunId: string): Promise<AgentResponse<T>>;
+  /** Goes on with a suspended tree, by its root run id, from any worker: once; a second resume of the same suspension is refused. */
+  resume<T = unknown>(rootRunId: string, options: { decisions: Decisions }): Promise<AgentResponse<T>>;
+  /** Takes over a tree whose worker is gone under another executor id: refused, saying what changed, when this worker's agents differ. */
+  recover(rootRunId: string): Promise<void>;
+  /** Stops taking and recording work; trees under way stay recorded, for this executor id to finish. */
+  shutdown(): Promise<void>;
+}
+
+let running: DurableRuntime | undefined;
+
+/**
+ * Starts this process's durable worker: DBOS Transact on PostgreSQL, the tree workflows
+ * registered, the agents found by name, and the trees this executor id left unfinished taken up
+ * again. One per process (DBOS is one per process).
+ */
+export async function startDurable(options: DurableOptions): Promise<Durable> {
+  const o = readDurableOptions(options);
+  if (running !== undefined) throw new ConfigurationError('a durable worker already runs in this process (DBOS is one per process): use it, or shut it down first.');
+  const registry = new AgentRegistry(o.agents);
+  const sdk = await loadDbos();
+  if (running !== undefined) throw new ConfigurationError('a durable worker already runs in this process (DBOS is one per process): use it, or shut it down first.');
+  const runtime = new DurableRuntime(o, registry, sdk);
+  running = runtime;
+  try {
+    await runtime.launch();
+  } catch (error) {
+    running = undefined;
+    throw error;
+  }
+  return runtime;
+}
+
+class DurableRuntime implements Durable, TreeHost, StepEngine {
+  readonly executorId: string;
+  readonly version: string;
+  readonly accounting: Accounting;
+  readonly dbos: Dbos;
+  /** The steps' engine is the worker itself: DBOS, the child workflow, the checkpoint watch. */
+  readonly engine: StepEngine = this;
+  readonly logger: Logger;
+  /** The system database's address, password masked: what every fault names. */
+  readonly address: string;
+  private readonly rootWorkflow: (input: RootInput) => Promise<TreeOutput>;
+  private readonly childWorkflow: (input: ChildInput) => Promise<ChildStep>;
+  private client: Promise<DbosClient> | undefined;
+  /** Callers waiting on a tree here, told when a step of it cannot be recorded. */
+  private readonly waiters = new Map<string, Set<(error: Error) => void>>();
+  /** Root workflows this worker started fresh: their span starts where the caller's is, nothing recorded to look up. */
+  private readonly startedHere = new Set<string>();
+
+  constructor(
+    private readonly options: DurableOptions,
+    readonly registry: AgentRegistry,
+    private readonly sdk: DbosSdk,
+  ) {
+    this.executorId = options.executorId ?? 'symfonic-worker';
+    this.version = registry.version;
+    this.logger = (options.logger ?? silentLogger).child({ component: 'symfonic/durable', executor_id: this.executorId });
+    this.address = maskedAddress(options.systemDatabaseUrl);
+    this.accounting = options.metricsCollector ?? new MetricsCollector();
+    this.dbos = sdk.DBOS;
+    // Registered before launch, as DBOS requires; the agent is found by name when one runs.
+    this.rootWorkflow = this.dbos.registerWorkflow((input: RootInput) => runRoot(this, input, this.dbos.workflowID!), { name: ROOT_WORKFLOW });
+    this.childWorkflow = this.dbos.registerWorkflow((input: ChildInput) => runChild(this, input), { name: CHILD_WORKFLOW });
+  }
+
+  async launch(): Promise<void> {
+    const o = this.options;
+    const queues = Object.keys(o.queues ?? {});
+    this.dbos.setConfig({
+      name: o.applicationName ?? 'symfonic',
+      systemDatabaseUrl: o.systemDatabaseUrl,
+      executorID: this.executorId,
+      applicationVersion: this.version,
+      // Our spans are the trace; DBOS's would sit between them and register globals of their own.
+      tracingEnabled: false,
+      enableOTLP: false,
+      logger: dbosLogger(this.logger),
+      listenQueues: o.listenQueues ?? queues,
+    });
+    try {
+      await launchOnce(this.dbos, this.logger);
+      for (const [name, q] of Object.entries(o.queues ?? {})) {
+        await this.dbos.registerQueue(name, { globalConcurrency: q.globalConcurrency, workerConcurrency: q.workerConcurrency, minPollingIntervalMs: q.pollingIntervalMs ?? 200, onConflict: 'always_update' });
+      }
+    } catch (error) {
+      await this.dbos.shutdown().catch(() => undefined);
+      throw launchError(this.address, o.systemDatabaseUrl, error);
+    }
+    await this.warnOfOtherVersions();
+  }
+
+  async run<T>(agent: string, task: string, options?: DurableRunOptions): Promise<AgentResponse<T>> {
+    const { rootRunId, handle } = await this.start(agent, task, readRunOptions('run', options), undefined);
+    return readOutput(rootRunId, await this.whileRecorded(rootRunId, handle.getResult({ pollingIntervalMs: 100 }))) as AgentResponse<T>;
+  }
+
+  async enqueue(agent: string, task: string, options: DurableEnqueueOptions): Promise<string> {
+    const o = readRunOptions('enqueue', options, Object.keys(this.options.queues ?? {})) as DurableEnqueueOptions;
+    return (await this.start(agent, task, o, o.queue)).rootRunId;
+  }
+
+  async result<T>(rootRunId: string): Promise<AgentResponse<T>> {
+    const latest = await this.latestRun(rootRunId);
+    const output = await this.whileRecorded(rootRunId, this.dbos.retrieveWorkflow<TreeOutput>(latest).getResult({ pollingIntervalMs: 100 }));
+    return readOutput(rootRunId, output) as AgentResponse<T>;
+  }
+
+  async resume<T>(rootRunId: string, options: { decisions: Decisions }): Promise<AgentResponse<T>> {
+    const handle = await resumeTree(this, rootRunId, options);
+    return readOutput(rootRunId, await this.whileRecorded(rootRunId, handle.getResult({ pollingIntervalMs: 100 }))) as AgentResponse<T>;
+  }
+
+  async recover(rootRunId: string): Promise<void> {
+    const tree = await this.dbos.listWorkflows({ attributes: { rootRunId }, status: ['PENDING', 'ENQUEUED'], loadInput: true });
+    const root = tree.find((w) => w.workflowName === ROOT_WORKFLOW);
+    if (root !== undefined) {
+      const input = root.input?.[0] as RootInput;
+      this.registry.checkShape(rootRunId, input.agent, input.shape);
+    }
+    if (tree.length > 0) await this.dbos.resumeWorkflows(tree.map((w) => w.workflowID));
+  }
+
+  async shutdown(): Promise<void> {
+    if (running !== this) return;
+    running = undefined;
+    const client = this.client;
+    this.client = undefined;
+    await Promise.all([this.dbos.shutdown(), client?.then((c) => c.destroy(), () => undefined)]);
+  }
+
+  /** Starts a tree's root workflow (on a queue, or here); an id already recorded with the same start answers that tree. */
+  async start(agent: string, task: string, options: DurableRunOptions, queue: string | undefined): Promise<{ rootRunId: string; handle: WorkflowHandle<TreeOutput> }> {
+    if (typeof task !== 'string') throw new ConfigurationError(`durable run of "${agent}": the task must be a string.`);
+    const { shape } = this.registry.root(agent);
+    const runId = options.runId ?? newRunId();
+    const frame: FrameData = { runId, rootRunId: runId, parentRunId: null, depth: 0, ...(options.scope !== undefined ? { scope: makeScope(options.scope) } : {}), ...(options.deadline !== undefined ? { deadline: options.deadline } : {}) };
+    const input: RootInput = { agent, task, frame, parentSpan: spanLinkOf(otelContext.active()), shape, generation: 0 };
+    const id = rootWorkflowId(runId, 0);
+    if (queue === undefined) this.startedHere.add(id);
+    try {
+      return { rootRunId: runId, handle: await recordedStart(this.dbos, id, input, () => this.startRoot(id, input, queue)) };
+    } catch (error) {
+      this.startedHere.delete(id);
+      throw launchError(this.address, this.options.systemDatabaseUrl, error, false);
+    }
+  }
+
+  startRoot(workflowID: string, input: RootInput, queueName: string | undefined): Promise<WorkflowHandle<TreeOutput>> {
+    return this.dbos.startWorkflow(this.rootWorkflow, { workflowID, queueName, workflowIDReusePolicy: 'reject', workflowAttributes: { rootRunId: input.frame.rootRunId } })(input);
+  }
+
+  startChild(input: ChildInput): Promise<WorkflowHandle<ChildStep>> {
+    const start = input.start;
+    const workflowID = childWorkflowId(start.frame.runId, start.resume === undefined ? 0 : input.generation);
+    return this.dbos.startWorkflow(this.childWorkflow, { workflowID, queueName: this.options.childQueue, workflowAttributes: { rootRunId: start.frame.rootRunId } })(input);
+  }
+
+  /** The workflow id of the tree's latest run: its root's, or its latest resume's. */
+  async latestRun(rootRunId: string): Promise<string> {
+    const runs = await this.treeRuns(rootRunId);
+    if (runs.length === 0) throw new ConfigurationError(`no durable tree has root run id "${rootRunId}" in ${this.address}.`);
+    return runs[runs.length - 1]!.workflowID;
+  }
+
+  /** The tree's root workflow and its resumes, in order, with their inputs and outputs. */
+  async treeRuns(rootRunId: string) {
+    const prefix = rootWorkflowId(rootRunId, 0);
+    const found = await this.dbos.listWorkflows({ workflow_id_prefix: prefix, workflowName: ROOT_WORKFLOW, loadInput: true, loadOutput: true });
+    return found
+      .filter((w) => w.workflowID === prefix || w.workflowID.startsWith(`${prefix}:resume:`))
+      .map((w) => ({ ...w, generation: (w.input?.[0] as RootInput | undefined)?.generation ?? 0 }))
+      .sort((a, b) => a.generation - b.generation);
+  }
+
+  watch(step: string, rootRunId: string): CheckpointWatch {
+    return new StepWatch(this.options.checkpointTimeoutMs ?? 10_000, () => this.stalled(step, rootRunId));
+  }
+
+  /** A promise of the tree's answer, rejected instead if a step of the tree cannot be recorded meanwhile. */
+  whileRecorded<T>(rootRunId: string, answer: Promise<T>): Promise<T> {
+    let stop!: (error: Error) => void;
+    const stalled = new Promise<never>((_, reject) => (stop = reject));
+    let set = this.waiters.get(rootRunId);
+    if (set === undefined) this.waiters.set(rootRunId, (set = new Set()));
+    set.add(stop);
+    const done = () => {
+      set.delete(stop);
+      if (set.size === 0 && this.waiters.get(rootRunId) === set) this.waiters.delete(rootRunId);
+    };
+    return Promise.race([answer, stalled]).finally(done);
+  }
+
+  private stalled(step: string, rootRunId: string): void {
+    const error = stallError(this.address, step, rootRunId, this.options.checkpointTimeoutMs ?? 10_000);
+    this.logger.error({ err: error, root_run_id: rootRunId, step }, 'a step of a durable tree could not be recorded');
+    for (const tell of this.waiters.get(rootRunId) ?? []) tell(error);
+  }
+
+  /** Where a root's span goes when its workflow runs again: under the run span its recorded steps name, so the trace stays one. */
+  async recordedRunSpan(workflowId: string, _input: RootInput): Promise<SpanLink | null> {
+    if (this.startedHere.delete(workflowId)) return null;
+    this.client ??= this.sdk.DBOSClient.create({ systemDatabaseUrl: this.options.systemDatabaseUrl, logger: dbosLogger(this.logger) });
+    const steps = (await (await this.client).listWorkflowSteps(workflowId)) ?? [];
+    for (const s of steps) {
+      const span = (s.output as { span?: StepSpan | null } | null)?.span;
+      if (span) return { traceId: span.traceId, spanId: span.runSpanId, flags: 1 };
+    }
+    return null;
+  }
+
+  /** Trees this executor left unfinished that another version of its agents recorded: DBOS leaves them for a worker of that version; say what changed. */
+  private async warnOfOtherVersions(): Promise<void> {
+    const pending = await this.dbos.listWorkflows({ status: 'PENDING', executorId: this.executorId, workflowName: ROOT_WORKFLOW, loadInput: true }).catch(() => []);
+    for (const w of pending) {
+      if (w.applicationVersion === this.version) continue;
+      const input = w.input?.[0] as RootInput | undefined;
+      if (input === undefined) continue;
+      try {
+        this.registry.checkShape(input.frame.rootRunId, input.agent, input.shape);
+      } catch (error) {
+        this.logger.warn({ err: error, root_run_id: input.frame.rootRunId }, 'an unfinished durable tree of another version of its agents is left for a worker of that version');
+      }
+    }
+  }
+}
+
+/**
+ * Launches DBOS. Workers of a deployment start together, and each checks and migrates DBOS's
+ * tables as it launches: the ones that lose that race (a duplicate key, a deadlock) try again
+ * after a random pause, up to ten times, by when the tables are there and the others launched.
+ */
+async function launchOnce(dbos: Dbos, logger: Logger): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await dbos.launch();
+    } catch (error) {
+      if (attempt >= 10 || !concurrentMigration(error)) throw error;
+      logger.debug({ err: error, attempt }, 'DBOS launch raced another worker migrating the same database; trying again');
+      await dbos.shutdown().catch(() => undefined);
+      await new Promise((r) => setTimeout(r, Math.random() * 100 * 2 ** Math.min(attempt, 5)));
+    }
+  }
+}
+
+/**
+ * What PostgreSQL answers workers creating the same tables at once: a duplicate migration row,
+ * table, schema or object, a catalog row updated concurrently, a deadlock, a serialization failure.
+ */
+const RACE_CODES = new Set(['23505', '42P07', '42P06', '42710', 'XX000', '40P01', '40001']);
+const RACE_TEXT = /duplicate key value|already exists|concurrently updated|deadlock detected|could not serialize/i;
+
+function concurrentMigration(error: unknown): boolean {
+  // DBOS keeps PostgreSQL's error under `error`; others under `cause`.
+  for (let e = error as { code?: unknown; cause?: unknown; error?: unknown } | undefined, depth = 0; e && depth < 4; e = (e.error ?? e.cause) as typeof e, depth++) {
+    if (typeof e.code === 'string' && RACE_CODES.has(e.code)) return true;
+    if (typeof (e as { message?: unknown }).message === 'string' && RACE_TEXT.test((e as { message: string }).message)) return true;
+  }
+  return false;
+}
+
+/** The time a step's record may take, not counting its body: a stall is the database's, not the model's. */
+class StepWatch implements CheckpointWatch {
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly limitMs: number,
+    private readonly onStall: () => void,
+  ) {
+    this.resume();
+  }
+
+  pause(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  resume(): void {
+    this.timer = setTimeout(this.onStall, this.limitMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    this.pause();
+  }
+}
+

@@ -1,0 +1,43 @@
+import { ROOT_CONTEXT, trace, type Context } from '@opentelemetry/api';
+import { freezeFrame, type RunFrame } from '../core/run-frame.js';
+import { makeScope } from '../core/scope.js';
+import { rootSignal, type OwnedSignal } from '../core/signals.js';
+import type { FrameData } from '../snapshot/run-driver.js';
+import type { SpanLink } from '../snapshot/run-snapshot.js';
+
+/**
+ * A run's frame opened from its recorded data, in whichever worker runs it: its place in the tree
+ * as recorded, a signal of its own for its deadline, and the trace context it was started in
+ * (so a recovered run's spans join the tree's trace). Nothing of the process that recorded it.
+ */
+export function openFrame(data: FrameData, parent: SpanLink | null): { frame: RunFrame; owned: OwnedSignal } {
+  const owned = rootSignal(undefined, data.deadline);
+  const frame = freezeFrame({
+    runId: data.runId,
+    rootRunId: data.rootRunId,
+    parentRunId: data.parentRunId,
+    depth: data.depth,
+    maxDepth: data.maxDepth,
+    scope: data.scope === undefined ? undefined : makeScope(data.scope),
+    deadline: data.deadline,
+    signal: owned.signal,
+    traceContext: contextUnder(parent),
+    askUser: undefined,
+    events: undefined,
+    // Recorded runs are placed through the child door only: each can be resumed.
+    resumable: true,
+  });
+  return { frame, owned };
+}
+
+/** A context whose parent span is the recorded one (a remote parent: it may be in another process, or gone). */
+export function contextUnder(parent: SpanLink | null): Context {
+  if (parent === null) return ROOT_CONTEXT;
+  return trace.setSpanContext(ROOT_CONTEXT, { traceId: parent.traceId, spanId: parent.spanId, traceFlags: parent.flags, isRemote: true });
+}
+
+/** The span context active where a caller started a tree, as data; null when there is none. */
+export function spanLinkOf(context: Context): SpanLink | null {
+  const sc = trace.getSpanContext(context);
+  return sc !== undefined && trace.isSpanContextValid(sc) ? { traceId: sc.traceId, spanId: sc.spanId, flags: sc.traceFlags } : null;
+}

@@ -1,0 +1,96 @@
+import type { Accounting } from '../accounting/accounting.js';
+import type { AgentResponse } from '../agent/agent-response.js';
+import type { Decisions } from '../core/interruption.js';
+import { RunFailure } from '../core/run-outcome.js';
+import { failureOf, outcomeData } from '../delegation/child-record.js';
+import type { ChildFailure, ChildStep, FrameData } from '../snapshot/run-driver.js';
+import { SNAPSHOT_VERSION, type SpanLink, type SuspendedRun } from '../snapshot/run-snapshot.js';
+import type { AgentRegistry } from './agent-registry.js';
+import { DbosDriver, type ChildInput, type StepEngine } from './dbos-driver.js';
+import { openFrame } from './recorded-frame.js';
+import { rosterOf, type TreeShape } from './tree-shape.js';
+
+/** A root workflow's input: the tree's first run, or one of its resumes. */
+export interface RootInput {
+  readonly agent: string;
+  readonly task: string;
+  readonly frame: FrameData;
+  /** Where the root's span starts: the caller's span, or (a resume) the span it suspended in. */
+  readonly parentSpan: SpanLink | null;
+  /** The tree's shape when it was started: a worker with another shape refuses it, saying what changed. */
+  readonly shape: TreeShape;
+  /** 0 for the tree's first run, n for its n-th resume. */
+  readonly generation: number;
+  readonly resume?: { readonly run: SuspendedRun; readonly decisions: Decisions };
+}
+
+/** What a root workflow records as its output: the response (a snapshot in it when it suspended), or the failure. */
+export type TreeOutput = { readonly response: AgentResponse } | { readonly failure: ChildFailure };
+
+/** What the workflow bodies need of the worker they run in. */
+export interface TreeHost {
+  readonly registry: AgentRegistry;
+  readonly engine: StepEngine;
+  /** The ledger of runs whose agent has none of its own. */
+  readonly accounting: Accounting;
+  /** The run span an earlier execution of this root's workflow recorded steps under; null when none did. */
+  recordedRunSpan(workflowId: string, rootInput: RootInput): Promise<SpanLink | null>;
+}
+
+/**
+ * A root run of a durable tree, in whichever worker DBOS runs its workflow: the agent found by
+ * name, its frame opened from the recorded data, its steps recorded by a DBOS driver. Never
+ * throws: a failed root is an output too, so a failure is recorded once and read the same way.
+ */
+export async function runRoot(host: TreeHost, input: RootInput, workflowId: string): Promise<TreeOutput> {
+  let owned: { dispose(): void } | undefined;
+  try {
+    const { agent } = host.registry.root(input.agent);
+    host.registry.checkShape(input.frame.rootRunId, input.agent, input.shape);
+    const opened = openFrame(input.frame, input.parentSpan ?? (await host.recordedRunSpan(workflowId, input)));
+    owned = opened.owned;
+    const driver = new DbosDriver(host.engine, { root: input.agent, path: [], generation: input.generation, rootRunId: input.frame.rootRunId });
+    const response = (await agent.runInFrame(input.task, { frame: opened.frame, accounting: host.accounting, outputType: undefined, resume: input.resume, driver })) as AgentResponse;
+    return { response: rootResponse(response, input) };
+  } catch (error) {
+    const cause = error instanceof RunFailure ? error.error : error;
+    return { failure: failureOf(cause, false, error instanceof RunFailure ? error.spent : null) };
+  } finally {
+    owned?.dispose();
+  }
+}
+
+/**
+ * A child run of a durable tree, in whichever worker DBOS runs its workflow (this one, or one
+ * listening on the child queue): its delegator found by the roster names from the root, the
+ * child started through the delegator's roster as in one process. Its outcome or its failure is
+ * the workflow's output; it never throws, so the delegator reads the same text on every replay.
+ */
+export async function runChild(host: TreeHost, input: ChildInput): Promise<ChildStep> {
+  let owned: { readonly timedOut: boolean; dispose(): void } | undefined;
+  try {
+    const delegator = host.registry.at(input.root, input.path.slice(0, -1));
+    const roster = rosterOf(delegator);
+    const name = input.start.agent;
+    if (roster?.find(name) === undefined) throw new Error(`the agent at "${[input.root, ...input.path.slice(0, -1)].join('/')}" has no child "${name}" in this worker`);
+    const opened = openFrame(input.start.frame, input.start.parentSpan);
+    owned = opened.owned;
+    const driver = new DbosDriver(host.engine, { root: input.root, path: input.path, generation: input.generation, rootRunId: input.start.frame.rootRunId });
+    const placement = { frame: opened.frame, accounting: host.accounting, outputType: roster.find(name)!.outputType, resume: input.start.resume, driver };
+    return { outcome: outcomeData(await roster.start(name, input.start.task, placement)) };
+  } catch (error) {
+    const cause = error instanceof RunFailure ? error.error : error;
+    return { failure: failureOf(cause, owned?.timedOut === true, error instanceof RunFailure ? error.spent : null) };
+  } finally {
+    owned?.dispose();
+  }
+}
+
+/** The root's response as the tree's caller reads it: a suspension becomes the snapshot a resume starts from. */
+function rootResponse(response: AgentResponse, input: RootInput): AgentResponse {
+  const { suspension, ...rest } = response as AgentResponse & { suspension?: SuspendedRun };
+  if (suspension === undefined) return rest;
+  const f = input.frame;
+  const run: SuspendedRun = { ...suspension, place: { rootRunId: f.rootRunId, parentRunId: f.parentRunId, depth: f.depth, scope: f.scope ?? null } };
+  return { ...rest, snapshot: { version: SNAPSHOT_VERSION, agent: input.agent, run } };
+}
