@@ -6,6 +6,7 @@ export { SymfonicAgent, type SymfonicAgentOptions } from './agent/symfonic-agent
 export { Agent, type AgentOptions, type AgentResult, type AgentRunOptions, type Attachment } from './agent/simple-agent.js';
 export { FrameworkConfig, type FrameworkConfigInput, type ChildConfigOverrides } from './agent/framework-config.js';
 export type { AgentResponse, AccountingReceipt } from './agent/agent-response.js';
+export type { DelegationRecord } from './delegation/delegation-record.js';
 export type { RunOptions } from './agent/run-options.js';
 export type { ResumeOptions } from './agent/run-start.js';
 export type { Interruption, Decision } from './core/interruption.js';

@@ -2,6 +2,7 @@ import type { Interruption } from '../core/interruption.js';
 import type { Receipt } from '../core/run-outcome.js';
 import type { RunSnapshot } from '../snapshot/run-snapshot.js';
 import type { ChildOutcome } from '../delegation/framed-child.js';
+import type { DelegationRecord } from '../delegation/delegation-record.js';
 import type { Usage } from '../core/usage.js';
 import type { Message } from '../model/types.js';
 
@@ -33,6 +34,8 @@ export interface AgentResponse<T = unknown> extends Omit<ChildOutcome, 'suspensi
   agentDepth: number;
   /** Children this run started, in order; a child that then failed counts, a refused name does not. */
   delegatedTo: readonly string[];
+  /** This run's run_agent calls, in call order, each as it ended: the child, its outcome, its typed output and its spend. */
+  delegations: readonly DelegationRecord[];
   /** This run's own model calls. */
   usage: Usage;
   /** Own plus every descendant run. */

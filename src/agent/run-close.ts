@@ -54,6 +54,7 @@ export function closeRun(run: RunState, exit: Exit, figures: RunFigures, started
     parentRunId: f.parentRunId,
     agentDepth: f.depth,
     delegatedTo,
+    delegations: run.delegations() ?? NONE,
     usage: figures.own,
     totalUsage: figures.total,
     costUsd: figures.costUsd,

@@ -11,6 +11,7 @@ import type { AgentCore } from './agent-core.js';
 import { contextWith, type SpanAttributeSets } from './run-span.js';
 import type { RunStart } from './run-start.js';
 import type { OwnedSignal } from '../core/signals.js';
+import type { DelegationRecord } from '../delegation/delegation-record.js';
 import type { Resumption } from '../delegation/framed-child.js';
 import type { WrappedCall } from '../delegation/wrapped-child.js';
 import type { RunDriver } from '../snapshot/run-driver.js';
@@ -45,6 +46,8 @@ export class RunState implements RunReporter {
   /** The run's way into its tree's events; undefined when nobody listens, which keeps a plain run() free of them. */
   events: RunEmitter | undefined = undefined;
   private logger: Logger | undefined;
+  /** The run's run_agent calls as they ended, by tool call id; made on the first (most runs delegate nothing). */
+  private records: Map<string, DelegationRecord> | undefined;
 
   /** Copies what it keeps of how the run came in (`start` is let go: a run in flight holds one object less). */
   constructor(
@@ -62,6 +65,29 @@ export class RunState implements RunReporter {
     this.atDoor = start.door;
     this.driver = start.driver;
     this.runContext = contextWith(start.frame.traceContext ?? context.active(), span);
+    // The calls that had ended before a pause keep their records across it.
+    const written = start.resume?.run.delegations;
+    if (written !== undefined) this.records = new Map(written.map(({ toolCallId, ...record }) => [toolCallId, record as DelegationRecord]));
+  }
+
+  /** Where this run's delegation records go (DelegationRecords). */
+  delegationRecords(): Map<string, DelegationRecord> {
+    return (this.records ??= new Map());
+  }
+
+  /** The records in the order the model made the calls (the conversation's), or undefined when the run delegated nothing. */
+  delegations(): DelegationRecord[] | undefined {
+    const records = this.records;
+    if (records === undefined || records.size === 0) return undefined;
+    const out: DelegationRecord[] = [];
+    for (const m of this.messages) {
+      if (m.role !== 'assistant' || m.toolCalls === undefined) continue;
+      for (const c of m.toolCalls) {
+        const r = records.get(c.id);
+        if (r !== undefined) out.push(r);
+      }
+    }
+    return out;
   }
 
   /** Whether the run can suspend: not inside (or below) a wrapped child, whose wrapper's code cannot be resumed. */

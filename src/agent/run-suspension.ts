@@ -56,6 +56,8 @@ export function suspendedRun(run: RunState, waits: RunWait, figures: RunFigures,
   if (isRoot) out.place = { rootRunId: f.rootRunId, parentRunId: f.parentRunId, depth: f.depth, scope: f.scope ?? null };
   if (f.maxDepth !== undefined) out.maxDepth = f.maxDepth;
   if (f.deadline !== undefined) out.deadline = f.deadline;
+  const records = run.delegationRecords();
+  if (records.size > 0) out.delegations = [...records].map(([toolCallId, record]) => ({ toolCallId, ...record }));
   const sc = run.span.spanContext();
   if (trace.isSpanContextValid(sc)) out.span = { traceId: sc.traceId, spanId: sc.spanId, flags: sc.traceFlags };
   return out;

@@ -6,6 +6,7 @@ import type { RunEmitter } from '../core/run-event.js';
 import type { RunFrame } from '../core/run-frame.js';
 import type { Scope } from '../core/scope.js';
 import type { DelegationCallContext, DrivenStep, ResumableTool } from '../delegation/call-context.js';
+import type { DelegationRecords } from '../delegation/delegation-record.js';
 import { delegationContextOf } from '../delegation/tools.js';
 import type { Resumption } from '../delegation/framed-child.js';
 import { PausedCall } from '../snapshot/paused-call.js';
@@ -62,6 +63,9 @@ class CallContext implements DelegationCallContext {
   }
   get events(): RunEmitter | undefined {
     return this.run.events;
+  }
+  get delegations(): DelegationRecords {
+    return this.run.delegationRecords();
   }
   get logger(): Logger {
     return this.run.log();

@@ -4,6 +4,7 @@ import type { RunFrame } from '../core/run-frame.js';
 import type { RunAccount } from '../accounting/accounting.js';
 import type { RunDriver } from '../snapshot/run-driver.js';
 import type { ToolContext } from '../tool/tool-context.js';
+import type { DelegationRecords } from './delegation-record.js';
 import type { Resumption } from './framed-child.js';
 
 /**
@@ -19,6 +20,8 @@ export interface DelegationCallContext extends ToolContext {
   readonly traceContext?: Context;
   /** The delegating run's events, when its tree is listened to: delegation.started and .finished go here. */
   readonly events?: RunEmitter | undefined;
+  /** Where the delegating run keeps its calls' records (AgentResponse.delegations). */
+  readonly delegations?: DelegationRecords | undefined;
   /** Where the call stands in a driven run (a durable tree): its child is a step of the driver's. */
   readonly step?: DrivenStep | undefined;
 }

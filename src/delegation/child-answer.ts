@@ -5,12 +5,13 @@ import { parseOutput } from '../core/structured-output.js';
 import { estimatedUsage, soundCost, soundUsage, totalTokens, type Usage } from '../core/usage.js';
 import type { ChildResponse } from './child.js';
 
-/** The text the parent's model reads from a child: its structured output as JSON, else its answer. */
-export function answerText(outcome: ChildOutcome, outputType: ZodType | undefined): string {
-  if (outputType === undefined) return outcome.finalResponse;
-  // A symfonic child validated its own output; anything else is validated here.
-  const value = outcome.output !== undefined ? outcome.output : parseOutput(outputType, outcome.finalResponse);
-  return JSON.stringify(value);
+/**
+ * A child's output under its sub-agent's outputType, validated (a symfonic child validated its
+ * own; anything else is checked here, throwing OutputValidationError); undefined without one.
+ */
+export function childOutput(outcome: ChildOutcome, outputType: ZodType | undefined): unknown {
+  if (outputType === undefined) return undefined;
+  return outcome.output !== undefined ? outcome.output : parseOutput(outputType, outcome.finalResponse);
 }
 
 /**

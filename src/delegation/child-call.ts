@@ -8,7 +8,7 @@ import { childSignal, raceAbort, type OwnedSignal } from '../core/signals.js';
 import { ATTR } from '../observability/attributes.js';
 import { PausedCall } from '../snapshot/paused-call.js';
 import type { ChildStep, Recorded, RunDriver, StepKey } from '../snapshot/run-driver.js';
-import { answerText } from './child-answer.js';
+import { childOutput } from './child-answer.js';
 import { startHeld } from './child-hold.js';
 import { childStartOf, failureOf, outcomeData } from './child-record.js';
 import type { DelegationContext } from './context.js';
@@ -94,6 +94,14 @@ export class ChildCall {
     );
   }
 
+  /** The text the model reads of a child's answer; its validated output, if any, goes on the call's record. */
+  private answerOf(outcome: ChildOutcome): string {
+    const output = childOutput(outcome, this.outputType);
+    if (output === undefined) return outcome.finalResponse;
+    this.call.output = output;
+    return JSON.stringify(output);
+  }
+
   private get outputType() {
     return this.policy.roster.find(this.call.name)!.outputType;
   }
@@ -107,7 +115,7 @@ export class ChildCall {
         this.absorb(call.ctx.account, outcome);
         return call.suspend(new PausedCall({ callId: call.ctx.toolCallId, child: outcome.suspension! }, outcome.interruptions ?? []));
       }
-      const text = answerText(outcome, this.outputType);
+      const text = this.answerOf(outcome);
       this.absorb(call.ctx.account, outcome);
       return call.finish(text);
     } catch (error) {
@@ -154,6 +162,7 @@ export class ChildCall {
    * spent since (the rest was taken in when it suspended, in this process or the one before).
    */
   private absorb(account: RunAccount | undefined, spent: Spent): void {
+    this.call.spent = { usage: spent.totalUsage, costUsd: spent.totalCostUsd };
     if (account === undefined) return;
     const before = this.resume?.run.figures;
     if (before === undefined) return account.absorbChild(spent);
@@ -263,7 +272,11 @@ export class ChildCall {
     const { call } = this;
     const ctx = call.ctx;
     if (recorded.replayed && ctx.span?.isRecording()) ctx.span.setAttribute(ATTR.replayed, true);
-    const take = (spent: Spent) => (recorded.replayed ? ctx.account?.replayChild(spent) : this.absorb(ctx.account, spent));
+    const take = (spent: Spent) => {
+      if (!recorded.replayed) return this.absorb(ctx.account, spent);
+      call.spent = { usage: spent.totalUsage, costUsd: spent.totalCostUsd };
+      ctx.account?.replayChild(spent);
+    };
     const step = recorded.value;
     if ('failure' in step) {
       const f = step.failure;
@@ -275,7 +288,7 @@ export class ChildCall {
     take(outcome);
     if (outcome.status === 'suspended') return call.suspend(new PausedCall({ callId: ctx.toolCallId, child: outcome.suspension! }, outcome.interruptions ?? []));
     try {
-      return call.finish(answerText(outcome, this.outputType));
+      return call.finish(this.answerOf(outcome));
     } catch (error) {
       return call.finish(this.refusalFor(error));
     }

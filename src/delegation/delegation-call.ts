@@ -2,7 +2,9 @@ import { SpanStatusCode } from '@opentelemetry/api';
 import { shownName } from '../core/defaults.js';
 import { modelVisibleText } from '../core/redact.js';
 import { ATTR, type DelegationOutcome } from '../observability/attributes.js';
+import { emptyUsage, type Usage } from '../core/usage.js';
 import type { DelegationCallContext } from './call-context.js';
+import type { DelegationRecord } from './delegation-record.js';
 
 /** A run_agent call that did not delegate, or whose child did not answer: what the model reads instead. */
 export class Refusal {
@@ -30,6 +32,11 @@ export class DelegationCall {
 
   /** The child's name as the model gave it, capped (see shownName): it goes into the span, the events and messages. */
   readonly name: string;
+
+  /** What the child's tree spent, once known: its record carries it. */
+  spent: { readonly usage: Usage; readonly costUsd: number | null } | undefined = undefined;
+  /** The child's validated output (a sub-agent with an outputType that answered). */
+  output: unknown = undefined;
 
   constructor(
     readonly ctx: DelegationCallContext,
@@ -67,6 +74,19 @@ export class DelegationCall {
     const label = outcome === 'unknown_child' ? '(unknown)' : this.name === '' ? '(invalid)' : this.name;
     this.ctx.account?.delegation(label, outcome);
     this.ctx.events?.emit({ type: 'delegation.finished', child: this.name, childRunId: this.childRunId, outcome });
+    this.ctx.delegations?.set(this.ctx.toolCallId, this.recordOf(outcome));
     if (result !== undefined) this.ctx.logger.debug({ child: this.name, outcome }, 'delegation did not complete');
+  }
+
+  private recordOf(outcome: DelegationOutcome): DelegationRecord {
+    const record: { -readonly [K in keyof DelegationRecord]: DelegationRecord[K] } = {
+      child: this.name,
+      childRunId: this.childRunId,
+      outcome,
+      usage: this.spent?.usage ?? emptyUsage(),
+      costUsd: this.spent === undefined ? 0 : this.spent.costUsd,
+    };
+    if (this.output !== undefined && outcome === 'delegated') record.output = this.output;
+    return record;
   }
 }

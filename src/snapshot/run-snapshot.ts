@@ -3,6 +3,7 @@ import type { Interruption } from '../core/interruption.js';
 import type { RunFigures } from '../core/run-outcome.js';
 import type { Scope } from '../core/scope.js';
 import type { Message } from '../model/types.js';
+import type { DelegationRecordOf } from '../core/delegation-record.js';
 
 /** The one snapshot format this code writes, and the versions it reads. */
 export const SNAPSHOT_VERSION = 1;
@@ -58,9 +59,16 @@ export interface SuspendedRun {
   readonly figures: RunFigures;
   /** Children it had started, in order. */
   readonly delegatedTo: readonly string[];
+  /** Its run_agent calls that had ended (AgentResponse.delegations), by tool call id; absent when none. */
+  readonly delegations?: readonly WrittenDelegation[];
   readonly span?: SpanLink;
   /** What the run waits on: a model call a budget refused, or the tool calls of its last turn. */
   readonly waits: RunWait;
+}
+
+/** A delegation record as written down, with the tool call it answers. */
+export interface WrittenDelegation extends DelegationRecordOf<string> {
+  readonly toolCallId: string;
 }
 
 export type RunWait = { readonly model: WaitingInterruption } | { readonly calls: readonly CallState[] };

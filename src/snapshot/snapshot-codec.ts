@@ -11,6 +11,10 @@ const count = z.number().int().nonnegative();
 const usage = z.object({ inputTokens: count, outputTokens: count, cacheReadInputTokens: count.optional(), source: z.enum(['reported', 'estimated']) }).strict();
 const cost = z.number().nonnegative().finite().nullable();
 const figures = z.object({ own: usage, total: usage, costUsd: cost, totalCostUsd: cost }).strict();
+const outcome = z.enum(['delegated', 'refused_depth', 'unknown_child', 'child_error', 'budget_exceeded', 'aborted', 'invalid_request', 'suspended']);
+const delegation = z
+  .object({ toolCallId: z.string(), child: z.string(), childRunId: id.nullable(), outcome, output: z.unknown().optional(), usage, costUsd: cost })
+  .strict();
 const toolCall = z.object({ id: z.string(), name: z.string(), arguments: z.string() }).strict();
 const message = z
   .object({ role: z.enum(['user', 'assistant', 'tool']), content: z.string(), toolCalls: z.array(toolCall).optional(), toolCallId: z.string().optional() })
@@ -37,6 +41,7 @@ const suspendedRun: z.ZodType<SuspendedRun> = z.lazy(() =>
       turns: count,
       figures,
       delegatedTo: z.array(z.string()),
+      delegations: z.array(delegation).optional(),
       span: span.optional(),
       waits: z.union([
         z.object({ model: wait }).strict(),

@@ -157,7 +157,7 @@ describe('README: Structured output', () => {
   it("runs as written: the run's validated output, and the child's validated JSON as run_agent's result", async () => {
     const source = block('Structured output');
     const lines = await run(source);
-    expect(lines).toEqual([['approve'], ['{"parties":["ACME Ltd","Bob Smith"]}']]);
+    expect(lines).toEqual([['approve'], ['{"parties":["ACME Ltd","Bob Smith"]}'], ['delegated', { parties: ['ACME Ltd', 'Bob Smith'] }]]);
     expectCommentsToMatch(source, lines);
   });
 
@@ -166,6 +166,7 @@ describe('README: Structured output', () => {
     const lines = await run(source);
     expect(lines[0]).toEqual(['approve']);
     expect(String(lines[1]![0])).toMatch(/Sub-agent "extractor" failed: OutputValidationError: [\s\S]*expected array[\s\S]*at parties/);
+    expect(lines[2]![0]).toBe('child_error');
   });
 });
 
