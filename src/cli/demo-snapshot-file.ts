@@ -107,7 +107,7 @@ export function decisionsFor(snapshot: RunSnapshot, p: PauseSettings, file: stri
   for (const d of p.decide) {
     const w = waits.get(d.id);
     if (w === undefined) throw new InputError(`--decide "${d.raw}": ${file} does not wait on "${d.id}"; it waits on ${listed(waits)}`, 'demo');
-    if (!fits(w.kind, d.decision)) throw new InputError(`--decide "${d.raw}": ${d.id} waits for a ${w.kind}: decide it with ${HOW[w.kind].forms.replaceAll('ID', d.id)}`, 'demo');
+    if (!fits(w.kind, d.decision)) throw new InputError(`--decide "${d.raw}": ${d.id} waits for ${w.kind === 'approval' ? 'an' : 'a'} ${w.kind}: decide it with ${HOW[w.kind].forms.replaceAll('ID', d.id)}`, 'demo');
     out[d.id] = d.decision;
   }
   const open = [...waits.values()].filter((w) => !(w.id in out));
