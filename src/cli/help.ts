@@ -75,8 +75,8 @@ ${FIT}  --html FILE           also write the tree as one self-contained web page
                         tree suspends: the picture shows the paused branch,
                         the snapshot goes to a file, and the interruption's
                         id and the command that resumes are printed. (Named
-                        for what the run does: --approve would read as if it
-                        approved something.)
+                        for what the run does: a flag named "approve" would
+                        read as if it approved the purchase.)
   --snapshot FILE       where the snapshot goes (default
                         symfonic-demo.snapshot.json); the trace so far goes
                         beside it (symfonic-demo.trace.jsonl: symfonic tree

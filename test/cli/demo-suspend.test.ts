@@ -165,6 +165,10 @@ describe('a resume that cannot go on is exit 2, names the problem, and leaves th
     expect(r.code).toBe(0);
     id = (JSON.parse(r.stdout) as SuspendedJson).interruptions[0]!.id;
     foreign = f;
+    // What a person reads fits 80 columns, save the resume command: a command is not broken
+    // (its file name is as long as the directory it was given).
+    const wide = r.stderr.split('\n').filter((l) => l.length > 80 && !l.startsWith('  symfonic demo --resume '));
+    expect(wide).toEqual([]);
   });
 
   it.each([
