@@ -14,7 +14,8 @@ import { defineTool, SymfonicAgent } from '../../src/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
 import { DEMO_SNAPSHOT_KEY } from '../../src/cli/demo-pause-settings.js';
 import { distStaleness } from '../support/dist.js';
-import { allNodes, find, runCli, type JsonRunNode } from './helpers.js';
+import type { RunTreeNode } from '../../src/cli/json-tree.js';
+import { runCli } from './helpers.js';
 
 let dir: string;
 beforeAll(() => {
@@ -24,14 +25,15 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 type Interruption = { id: string; kind: string; agent: string; depth: number; tool: string; input: unknown };
-type SuspendedJson = JsonRunNode & {
-  state: string;
+type SuspendedJson = RunTreeNode & {
   answer: string | null;
   interruptions: Interruption[];
   snapshot: { file: string; bytes: number; signed: boolean; traceFile: string } | null;
   resumedFrom?: string;
 };
 
+const allNodes = (n: RunTreeNode): RunTreeNode[] => [n, ...n.children.flatMap(allNodes)];
+const find = (root: RunTreeNode, agent: string) => allNodes(root).find((n) => n.agent === agent);
 const TRACE_LINE = /^trace ([0-9a-f]{32})$/m;
 const rowOf = (text: string, agent: string) => text.split('\n').find((l) => new RegExp(`^(?:[│├└─ ]*)${agent} `).test(l)) ?? '';
 /** A run's short id as the picture shows it (the column after the agent). */
