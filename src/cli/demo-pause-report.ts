@@ -52,6 +52,12 @@ export function suspensionLines(w: WrittenSuspension, st: Style, width: number):
   return lines;
 }
 
+/** What the reader is told after the picture: the suspension, or how the file was settled. */
+export function pauseLines(p: { written?: WrittenSuspension; done?: string }, st: Style, width: number): string[] {
+  if (p.written !== undefined) return ['', ...suspensionLines(p.written, st, width)];
+  return p.done === undefined ? [] : indented(p.done, width, '', '  ');
+}
+
 /** The keys --json adds in pause mode: the interruptions waited on and the snapshot written (none once the tree has finished). */
 export function pauseJson(w: WrittenSuspension | undefined, resumedFrom: string | undefined): Record<string, unknown> {
   return {

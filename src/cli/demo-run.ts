@@ -15,7 +15,7 @@ import { joinFitting, terminalWidth, wrapText } from './fit.js';
 import { jsonRunNode } from './json-tree.js';
 import { demoObserver } from './demo-live.js';
 import { openResume, settlePause, type Paused } from './demo-pause.js';
-import { indented, pauseJson, suspensionLines } from './demo-pause-report.js';
+import { pauseJson, pauseLines } from './demo-pause-report.js';
 import { renderRunTree, summaryLine } from './render-tree.js';
 import { colorWanted, style } from './style.js';
 import { startCliTracing } from './tracing.js';
@@ -134,12 +134,7 @@ export async function runDemo(s: DemoSettings): Promise<number> {
     out(summaryLine(tree, { color, width }));
   }
   if (resumed?.note !== undefined) process.stderr.write(`symfonic demo: ${resumed.note}\n`);
-  if (paused?.written) {
-    info();
-    for (const line of suspensionLines(paused.written, st, width)) info(line);
-  } else if (paused?.done !== undefined) {
-    for (const line of indented(paused.done, width, '', '  ')) info(line);
-  }
+  if (paused !== undefined) for (const line of pauseLines(paused, st, width)) info(line);
   let code = 0;
   if (s.html !== undefined) code = Math.max(code, await writeHtml(s, tree, info));
   if (s.otlp !== undefined) {
