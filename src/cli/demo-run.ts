@@ -1,18 +1,21 @@
 import { writeFileSync } from 'node:fs';
-import { BudgetExceededError, ConfigurationError } from '../core/errors.js';
+import type { AgentResponse } from '../agent/agent-response.js';
+import { BudgetExceededError, ConfigurationError, SnapshotError } from '../core/errors.js';
 import { newRunId } from '../core/ids.js';
 import { openAICompatible } from '../model/openai-compatible.js';
 import type { ModelProvider } from '../model/types.js';
 import { TenantBudgets } from '../budget/tenant-budgets.js';
 import { MetricsCollector } from '../accounting/metrics-collector.js';
 import { defaultPrices, type PriceTable } from '../accounting/prices.js';
-import { buildRunTree, type TimedRunNode } from '../trace/run-tree.js';
-import { UsageError } from './args.js';
+import { buildRunTree, fromReadableSpan, type TimedRunNode } from '../trace/run-tree.js';
+import { InputError, UsageError } from './args.js';
 import type { DemoSettings } from './demo.js';
 import { DEMO_LARGE, DEMO_QUESTION, DEMO_SMALL, demoPrices, demoTeam } from './demo-team.js';
 import { joinFitting, terminalWidth, wrapText } from './fit.js';
 import { jsonRunNode } from './json-tree.js';
 import { demoObserver } from './demo-live.js';
+import { openResume, settlePause, type Paused } from './demo-pause.js';
+import { pauseJson, pauseLines } from './demo-pause-report.js';
 import { renderRunTree, summaryLine } from './render-tree.js';
 import { colorWanted, style } from './style.js';
 import { startCliTracing } from './tracing.js';
@@ -54,6 +57,8 @@ async function writeHtml(s: DemoSettings, tree: TimedRunNode, info: (line: strin
 /** Runs the bundled tree under in-memory tracing (and OTLP, if asked) and prints its picture. */
 export async function runDemo(s: DemoSettings): Promise<number> {
   const provider = realProvider(s);
+  // A resume reads and checks its file and decisions before anything starts.
+  const resumed = s.pause?.mode === 'resume' ? await openResume(s.pause) : undefined;
   // With --events, stdout holds the event lines alone; the picture goes to stderr.
   const out = (line = '') => (s.events ? process.stderr : process.stdout).write(line + '\n');
   // With --json, stdout holds the JSON alone; what a person reads goes to stderr.
@@ -70,43 +75,66 @@ export async function runDemo(s: DemoSettings): Promise<number> {
     ...(s.budgetUsd !== undefined ? { budgets: new TenantBudgets({ limits: { [s.tenantId]: { maxCostUsd: s.budgetUsd } } }) } : {}),
   });
   const remote = s.remote ? await (await import('./demo-remote.js')).startRemoteDemo(s) : undefined;
-  const team = demoTeam({ maxAgentDepth: s.maxAgentDepth, metricsCollector: collector, ...(provider ? { provider } : {}), ...(remote ? { factChecker: remote.factChecker } : {}) });
-  const rootRunId = newRunId();
+  const team = demoTeam({
+    maxAgentDepth: s.maxAgentDepth,
+    metricsCollector: collector,
+    ...(provider ? { provider } : {}),
+    ...(remote ? { factChecker: remote.factChecker } : {}),
+    ...(s.pause ? { approval: { snapshotKey: s.pause.snapshotKey } } : {}),
+  });
+  const rootRunId = resumed?.snapshot.run.runId ?? newRunId();
   const live = demoObserver(s);
-  let answer: string | undefined;
+  let response: AgentResponse | undefined;
   let failure: unknown;
   try {
-    answer = (await team.root.run(DEMO_QUESTION, { scope: { tenantId: s.tenantId }, runId: rootRunId, ...live.options })).finalResponse;
+    response = resumed
+      ? await team.root.resume(resumed.snapshot, { decisions: resumed.decisions, ...live.options })
+      : await team.root.run(DEMO_QUESTION, { scope: { tenantId: s.tenantId }, runId: rootRunId, ...live.options });
   } catch (error) {
     failure = error;
   }
   live.close();
   await team.close();
   const remoteSpans = remote ? await remote.stop() : [];
-  const tree = buildRunTree([...tracing.spans(), ...remoteSpans]).find((r) => r.runId === rootRunId);
+  const spans = [...(resumed?.earlier ?? []), ...tracing.spans().map(fromReadableSpan), ...remoteSpans];
+  const tree = buildRunTree(spans).find((r) => r.runId === rootRunId);
   const { exportError } = await tracing.shutdown();
 
   if (tree === undefined) {
+    // A resume refused before anything ran (the file and decisions were checked already; this is the rest).
+    if (resumed && (failure instanceof SnapshotError || failure instanceof ConfigurationError)) throw new InputError(`${s.pause!.resumeFile}: ${failure.message}`, 'demo');
     process.stderr.write('symfonic demo: no spans were recorded for the run, so there is no tree to draw.\n');
     if (failure !== undefined) process.stderr.write(`symfonic demo: the run failed: ${describe(failure)}\n`);
+    return 1;
+  }
+  // The snapshot (when it suspended) and the trace so far are written before anything is printed.
+  let paused: Paused | undefined;
+  try {
+    paused = s.pause ? settlePause(s.pause, response, spans) : undefined;
+  } catch (error) {
+    process.stderr.write(`symfonic demo: ${(error as Error).message}\n`);
     return 1;
   }
   const width = s.width ?? terminalWidth();
   if (s.json) {
     // What the picture shows, as data: the RunNode tree with costs and timings, the trace id and
-    // the answer (null when the root failed; the error is on stderr and in `error`).
+    // the answer (null when the root failed or paused; the error is on stderr and in `error`).
     const error = failure === undefined ? null : { type: failure instanceof Error ? failure.name : typeof failure, message: failure instanceof Error ? failure.message : String(failure) };
-    out(JSON.stringify({ ...jsonRunNode(tree), answer: answer ?? null, error }, null, 2));
+    const answer = response?.status === 'completed' ? response.finalResponse : null;
+    out(JSON.stringify({ ...jsonRunNode(tree), answer, error, ...(s.pause ? pauseJson(paused?.written, s.pause.resumeFile) : {}) }, null, 2));
   } else {
     if (remote) (await import('./demo-remote.js')).markRemoteRuns(tree, remoteSpans, remote.pid);
     const models = provider ? `${provider.providerName} model ${provider.modelName}` : `scripted models ${DEMO_LARGE} and ${DEMO_SMALL} (no network)`;
-    const head = [st.bold('symfonic demo'), `tenant ${s.tenantId}`, models, `maxAgentDepth ${s.maxAgentDepth}`];
+    const head = [st.bold('symfonic demo'), `tenant ${tree.tenantId ?? s.tenantId}`, models, `maxAgentDepth ${s.maxAgentDepth}`];
     if (s.budgetUsd !== undefined) head.push(`budget $${s.budgetUsd}`);
+    if (resumed) head.push(`resumed from ${s.pause!.resumeFile}`);
     for (const line of joinFitting(head, ' · ', width, '  ')) out(line);
     out();
     for (const line of renderRunTree(tree, { color, width })) out(line);
     out(summaryLine(tree, { color, width }));
   }
+  if (resumed?.note !== undefined) process.stderr.write(`symfonic demo: ${resumed.note}\n`);
+  if (paused !== undefined) for (const line of pauseLines(paused, st, width)) info(line);
   let code = 0;
   if (s.html !== undefined) code = Math.max(code, await writeHtml(s, tree, info));
   if (s.otlp !== undefined) {
@@ -125,10 +153,10 @@ export async function runDemo(s: DemoSettings): Promise<number> {
     process.stderr.write(`symfonic demo: the root run "${tree.agent}" ${verb}: ${describe(failure)}\n`);
     return 1;
   }
-  if (!s.json && answer !== undefined) {
+  if (!s.json && response?.status === 'completed') {
     out();
     out(st.bold('answer'));
-    for (const line of wrapText(answer, width)) out(line);
+    for (const line of wrapText(response.finalResponse, width)) out(line);
   }
   return code;
 }

@@ -6,6 +6,7 @@ import type { Message, ModelProvider, ModelRequest } from '../model/types.js';
 import type { MetricsCollector } from '../accounting/metrics-collector.js';
 import { priceTable, type ModelPrice } from '../accounting/prices.js';
 import { scriptedModel, type ScriptedTurn } from '../testing/scripted-model.js';
+import { APPROVAL_INSTRUCTIONS, approvalScript, buyReportTool, NOT_BOUGHT, resultOfCall, UNBOUGHT_NOTE } from './demo-approval.js';
 
 /**
  * The bundled delegation tree of `symfonic demo`:
@@ -62,6 +63,8 @@ const FIGURES =
   '(1) about 356,000 heat pumps sold in Germany in 2023, +51% on 2022; (2) about 193,000 sold in 2024, −46%; ' +
   '(3) heat pumps as primary heating in about 65% of new residential buildings approved in 2023.';
 
+const ARCHIVIST_TASK = 'Find the primary sources for: BWP heat-pump sales 2023 and 2024; Destatis share of heat pumps in new residential buildings approved in 2023.';
+
 const turnOf = (r: ModelRequest) => r.messages.filter((m) => m.role === 'assistant').length;
 const toolResults = (r: ModelRequest): Message[] => r.messages.filter((m) => m.role === 'tool');
 const wasRefused = (m: Message | undefined) => m !== undefined && /refused|could not run|failed|no sub-agent/i.test(m.content);
@@ -113,9 +116,12 @@ const SCRIPTS = {
         delayMs: 20,
       };
     }
-    const checked = !wasRefused(toolResults(r).at(-1));
+    const check = toolResults(r).at(-1);
+    const checked = !wasRefused(check);
+    // demo --resume with a declined purchase: the notes say so, and the brief passes it on.
+    const unbought = check !== undefined && check.content.includes(NOT_BOUGHT) ? ` ${UNBOUGHT_NOTE}` : '';
     return {
-      text: `Figures (${checked ? 'verified by fact_checker' : 'unverified: fact checking was not available'}): ${FIGURES} Sources: BWP (German heat pump association) annual sales; Destatis building permits.`,
+      text: `Figures (${checked ? 'verified by fact_checker' : 'unverified: fact checking was not available'}): ${FIGURES} Sources: BWP (German heat pump association) annual sales; Destatis building permits.${unbought}`,
       usage: { inputTokens: 1164, outputTokens: 187 },
       delayMs: 25,
     };
@@ -123,7 +129,7 @@ const SCRIPTS = {
   fact_checker: (r: ModelRequest, turn: number): ScriptedTurn => {
     if (turn === 0) {
       return {
-        toolCalls: [{ name: 'run_agent', arguments: { name: 'archivist', task: 'Find the primary sources for: BWP heat-pump sales 2023 and 2024; Destatis share of heat pumps in new residential buildings approved in 2023.' } }],
+        toolCalls: [{ name: 'run_agent', arguments: { name: 'archivist', task: ARCHIVIST_TASK } }],
         usage: { inputTokens: 688, outputTokens: 74 },
         delayMs: 15,
       };
@@ -148,8 +154,9 @@ const SCRIPTS = {
     usage: { inputTokens: 540, outputTokens: 402 },
     delayMs: 60,
   }),
-  writer: (): ScriptedTurn => ({
+  writer: (r: ModelRequest): ScriptedTurn => ({
     text:
+      (r.messages[0]?.content.includes(UNBOUGHT_NOTE) ? `${UNBOUGHT_NOTE} ` : '') +
       "Germany's residential heat-pump market boomed in 2023 with about 356,000 units sold, then fell by nearly half to about 193,000 in 2024 " +
       'as the dispute over the heating law unsettled buyers. Heat pumps already heat about two thirds of newly approved homes, and subsidies ' +
       'of up to 70% plus the Buildings Energy Act support a recovery. The main risks for the next three years are policy uncertainty, ' +
@@ -166,6 +173,11 @@ export interface DemoTeamOptions {
   provider?: ModelProvider;
   /** The researcher's fact checker when it runs elsewhere (demo --remote); absent, the local one. */
   factChecker?: ChildAgent;
+  /**
+   * demo --suspend / --resume: the fact checker also buys a report with a tool that needs
+   * approval, and the root signs its snapshots with this key.
+   */
+  approval?: { snapshotKey: string };
 }
 
 export interface DemoTeam {
@@ -178,6 +190,8 @@ export interface DemoTeam {
 export function demoTeam(options: DemoTeamOptions): DemoTeam {
   const real = options.provider;
   const model = (name: keyof typeof SCRIPTS, size: string) => real ?? scripted(size, SCRIPTS[name]);
+  const approval = options.approval;
+  const archivistAnswered = (r: ModelRequest) => !wasRefused(resultOfCall(r, 'run_agent'));
   // Answers stay short, which also keeps each call's budget reservation small; the researcher
   // may write long notes, so a tight budget refuses it first.
   const config = new FrameworkConfig({ agent: { maxAgentDepth: options.maxAgentDepth }, model: { maxTokens: 1024 } });
@@ -185,8 +199,9 @@ export function demoTeam(options: DemoTeamOptions): DemoTeam {
 
   const factChecker = new SymfonicAgent({
     name: 'fact_checker',
-    modelProvider: model('fact_checker', DEMO_SMALL),
-    instructions: INSTRUCTIONS.fact_checker,
+    modelProvider: approval && !real ? scripted(DEMO_SMALL, approvalScript(ARCHIVIST_TASK, archivistAnswered)) : model('fact_checker', DEMO_SMALL),
+    instructions: approval ? APPROVAL_INSTRUCTIONS : INSTRUCTIONS.fact_checker,
+    ...(approval ? { tools: [buyReportTool()] } : {}),
     config: FrameworkConfig.child(config, { name: 'fact_checker' }),
     metricsCollector: collector,
     subAgents: [
@@ -220,6 +235,7 @@ export function demoTeam(options: DemoTeamOptions): DemoTeam {
     instructions: INSTRUCTIONS.router,
     description: 'Splits a request between the team and returns the brief.',
     config,
+    ...(approval ? { snapshotKey: approval.snapshotKey } : {}),
     metricsCollector: collector,
     subAgents: [
       new SubAgent({

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { integerOption, negativeValuesJoined, nonNegativeOption, UsageError, urlOption, usageErrorFrom } from './args.js';
 import { MAX_WIDTH, MIN_WIDTH } from './fit.js';
 import { DEMO_HELP } from './help.js';
+import { pauseSettings, type PauseSettings } from './demo-pause-settings.js';
 
 const OPTIONS = {
   tenant: { type: 'string' },
@@ -18,6 +19,11 @@ const OPTIONS = {
   'api-key': { type: 'string' },
   remote: { type: 'boolean' },
   events: { type: 'boolean' },
+  suspend: { type: 'boolean' },
+  resume: { type: 'string' },
+  snapshot: { type: 'string' },
+  decide: { type: 'string', multiple: true },
+  'approve-all': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -39,6 +45,8 @@ export interface DemoSettings {
   remote: boolean;
   /** --events: every event of the run as one JSON line on stdout; the picture goes to stderr. */
   events: boolean;
+  /** --suspend / --resume FILE: the tree waits for an approval, written to a file, and goes on from it. */
+  pause?: PauseSettings | undefined;
 }
 
 export function demoSettings(args: string[]): DemoSettings | 'help' {
@@ -49,6 +57,7 @@ export function demoSettings(args: string[]): DemoSettings | 'help' {
     throw usageErrorFrom('demo', error);
   }
   if (v.help) return 'help';
+  const pause = pauseSettings(v);
   const tenantId = v.tenant ?? 'demo';
   if (tenantId.trim() === '') throw new UsageError('--tenant must not be empty', 'demo');
   const maxAgentDepth = v['max-depth'] === undefined ? 2 : integerOption('demo', '--max-depth', v['max-depth'], 0, 32);
@@ -74,7 +83,7 @@ export function demoSettings(args: string[]): DemoSettings | 'help' {
     throw new UsageError(`unknown provider "${provider}": use "scripted" or "openai-compatible"`, 'demo');
   }
   if (v.events === true && v.json === true) throw new UsageError('--events and --json both print to stdout: use one', 'demo');
-  return { tenantId, maxAgentDepth, budgetUsd, json: v.json === true, width, html: v.html, otlp, jaegerUrl, openAI, remote: v.remote === true, events: v.events === true };
+  return { tenantId, maxAgentDepth, budgetUsd, json: v.json === true, width, html: v.html, otlp, jaegerUrl, openAI, remote: v.remote === true, events: v.events === true, pause };
 }
 
 export async function demoCommand(args: string[]): Promise<number> {

@@ -6,7 +6,8 @@ export const PROGRAM_HELP = `Usage: symfonic <command> [options]
 
 Commands:
   demo          run a bundled delegation tree (scripted, no network) and draw
-                it from its trace
+                it from its trace; --suspend pauses it for an approval,
+                --resume FILE goes on from the snapshot it wrote
   tree FILE     draw the delegation trees in an OTLP/JSON file (one document,
                 or one request per line); tree --jaeger URL TRACE_ID draws a
                 trace stored in Jaeger; --html FILE writes a web page of it
@@ -69,11 +70,36 @@ ${FIT}  --html FILE           also write the tree as one self-contained web page
                         ...) as one JSON line on stdout as it happens; the
                         picture goes to stderr. On a terminal without it, the
                         tree is drawn live as it runs, then the final picture
+  --suspend             the fact_checker, two levels down, also buys a report
+                        with a tool that needs a person's approval, so the
+                        tree suspends: the picture shows the paused branch,
+                        the snapshot goes to a file, and the interruption's
+                        id and the command that resumes are printed. (Named
+                        for what the run does: a flag named "approve" would
+                        read as if it approved the purchase.)
+  --snapshot FILE       where the snapshot goes (default
+                        symfonic-demo.snapshot.json); the trace so far goes
+                        beside it (symfonic-demo.trace.jsonl: symfonic tree
+                        draws it)
+  --resume FILE         go on from FILE, in this process or any other: the
+                        same agents, run ids and trace; then FILE is removed,
+                        as a snapshot resumes once
+  --decide ID=WHAT      with --resume, one per interruption; WHAT is approve,
+                        decline, decline:REASON (the model reads why),
+                        answer:TEXT (a question) or retry (a budget)
+  --approve-all         with --resume, approve each approval --decide does not
+                        name
   -h, --help            show this help
 
+Snapshots are signed with $SYMFONIC_SNAPSHOT_KEY (16+ characters), else with
+a key of the demo's, which catches an edited file but keeps no secret.
+
 Exit status: 0 when the root run answered (refused delegations below it
-included), 1 when the root run failed or was refused (the error is printed on
-stderr) or the OTLP export failed, 2 for a usage error.
+included) or suspended and its snapshot was written, 1 when the root run
+failed or was refused (the error is printed on stderr), a file could not be
+written or the OTLP export failed, 2 for a usage error, or a snapshot file
+that is missing, altered, signed with another key or not the demo's, or
+decisions that do not match the interruptions it waits on.
 `;
 
 export const TREE_HELP = `Usage: symfonic tree [options] FILE
