@@ -3,7 +3,7 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { POSTGRES_SUPERUSER, postgresBinDir } from './stack-postgres.mjs';
+import { POSTGRES_SUPERUSER, postgresBinDir, postgresHome } from './stack-postgres.mjs';
 
 export const JAEGER_MODULE_VERSION = 'v1.76.0'; // the Go module version of Jaeger v2.13.0
 export const REPO = resolve(fileURLToPath(new URL('..', import.meta.url)));
@@ -54,7 +54,7 @@ export function stackConfig(env = process.env) {
     SYMFONIC_STACK_POSTGRES: `postgresql://${POSTGRES_SUPERUSER}@${at(ports.postgres)}/symfonic`,
   };
   const pgBin = postgresBinDir(env);
-  const pgDir = join(stateDir, 'postgres');
+  const pgDir = postgresHome(stateDir);
   /** The services in start order; each is started, checked and stopped the same way. */
   const services = [
     {
@@ -123,7 +123,7 @@ export function stackConfig(env = process.env) {
     },
     {
       name: 'postgres',
-      what: 'PostgreSQL, data in .stack/postgres (the system database of durable runs on DBOS)',
+      what: 'PostgreSQL (the system database of durable runs on DBOS)',
       command: pgBin ? join(pgBin, 'postgres') : 'postgres',
       args: ['-D', join(pgDir, 'data'), '-k', join(pgDir, 'run'), '-h', host, '-p', String(ports.postgres), '-c', 'max_connections=200'],
       env: {},

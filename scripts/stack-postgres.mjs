@@ -2,9 +2,10 @@
 // it runs as, and the readiness check. Durable runs (symfonic/durable, DBOS) keep their system
 // database in it.
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createConnection } from 'node:net';
-import { delimiter, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 
 /** The superuser initdb makes; loopback connections as it need no password (trust on 127.0.0.1 only). */
 export const POSTGRES_SUPERUSER = 'symfonic';
@@ -61,6 +62,31 @@ export function postgresRunAs() {
   }
   const [, , uid, gid] = line.split(':');
   return { name: 'postgres', uid: Number(uid), gid: Number(gid) };
+}
+
+/** Whether every existing folder above `dir` lets other users through (the x bit for others). */
+function othersCanReach(dir) {
+  for (let d = dirname(dir); ; d = dirname(d)) {
+    try {
+      if ((statSync(d).mode & 0o001) === 0) return false;
+    } catch {
+      // Not made yet: the stack makes it, with the usual umask (others may pass).
+    }
+    if (dirname(d) === d) return true;
+  }
+}
+
+/**
+ * Where the cluster lives: `.stack/postgres` beside the rest of the stack's state. Run as root,
+ * the server runs as the `postgres` user, which must pass through every folder above its data; a
+ * checkout under a private folder (`mktemp -d` makes them 0700) would make initdb fail with
+ * "Permission denied", so the cluster then lives in /var/tmp under a name derived from the
+ * checkout's path (one cluster per checkout, kept across `down` and `up` as the other is).
+ */
+export function postgresHome(stateDir) {
+  const own = join(stateDir, 'postgres');
+  if (typeof process.getuid !== 'function' || process.getuid() !== 0 || othersCanReach(own)) return own;
+  return join('/var/tmp', `symfonic-postgres-${createHash('sha256').update(stateDir).digest('hex').slice(0, 12)}`);
 }
 
 function ownedBy(runAs, ...dirs) {

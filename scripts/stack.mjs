@@ -67,7 +67,7 @@ function printUrls(cfg) {
   console.log(`  Prometheus              ${cfg.urls.SYMFONIC_STACK_PROMETHEUS}`);
   console.log(`  collector /metrics      http://${cfg.host}:${p.collectorPrometheus}/metrics`);
   console.log(`  Redis                   ${cfg.urls.SYMFONIC_STACK_REDIS}`);
-  console.log(`  PostgreSQL              ${cfg.urls.SYMFONIC_STACK_POSTGRES}   (data in ${cfg.stateDir}/postgres)`);
+  console.log(`  PostgreSQL              ${cfg.urls.SYMFONIC_STACK_POSTGRES}   (data in ${cfg.services.find((s) => s.name === 'postgres').postgres.home})`);
   console.log(`  environment             ${envFile(cfg)}`);
 }
 
