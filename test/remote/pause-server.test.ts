@@ -144,6 +144,21 @@ describe('a served tree that suspends, to a plain A2A client', () => {
   });
 });
 
+describe('paused tasks are bounded like recent tasks', () => {
+  it('past recentTasks paused tasks, the oldest is forgotten: a message to it finds no task', async () => {
+    const wire = defineTool({ name: 'wire', description: 'Wires money.', input: z.object({}), needsApproval: true, execute: () => 'wired' });
+    const model = scriptedModel((req) => (toolResults(req).length === 0 ? { toolCalls: [{ name: 'wire', arguments: {} }] } : 'done'));
+    served = await serveAgent(new SymfonicAgent({ name: 'treasurer', modelProvider: model, tools: [wire] }), { authenticate: bearer(), recentTasks: 1 });
+    const first = await paused(served.url, plain);
+    const second = await paused(served.url, plain);
+    const decide = (t: any) => send({ taskId: t.id, parts: [{ data: { decisions: { [t.status.message.parts[1].data.interruptions[0].id]: { approve: true } } } }] });
+    const gone = await post(served.url, decide(first), plain);
+    expect(gone.json.error.code).toBe(-32001);
+    const kept = await post(served.url, decide(second), plain);
+    expect(kept.json.result.task.status.state).toBe('TASK_STATE_COMPLETED');
+  });
+});
+
 describe('messages a paused task refuses, with the A2A error naming the problem', () => {
   it('decisions that miss an interruption or name an unknown one: -32602, and the task still waits', async () => {
     const { url, ran } = await serveTreasurer();

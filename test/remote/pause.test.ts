@@ -28,12 +28,12 @@ async function serveManager(): Promise<{ tree: PayTree; collector: MetricsCollec
 }
 
 /** The caller: a boss delegating to the remote manager; fresh objects each call, as another process would build them. */
-function boss(url: string, collector?: MetricsCollector) {
+function boss(url: string, collector?: MetricsCollector, stream = true) {
   const model = billedModel('boss-model', BILL.boss, [runAgent('manager', 'get the bill paid')], (r) => `boss: ${r.join(' + ')}`);
   const agent = new SymfonicAgent({
     name: 'boss',
     modelProvider: model,
-    subAgents: [remoteChild({ name: 'manager', url, description: 'Gets things done.', headers: { authorization: `Bearer ${TOKEN}` } })],
+    subAgents: [remoteChild({ name: 'manager', url, description: 'Gets things done.', headers: { authorization: `Bearer ${TOKEN}` }, stream })],
     ...(collector ? { metricsCollector: collector } : {}),
   });
   return { agent, model };
@@ -68,11 +68,13 @@ describe('an approval at depth 2 behind the wire', () => {
     expect(JSON.stringify(r.snapshot)).not.toContain('pay 42');
   });
 
-  it('approved, resumed in fresh caller objects from the JSON text of the snapshot: the remote tree goes on and pays once', async () => {
+  it.each([true, false])('approved, resumed in fresh caller objects from the JSON text of the snapshot (streamed: %s): the remote tree goes on and pays once', async (stream) => {
     const { tree, url } = await serveManager();
-    const { r } = await suspended(url);
+    const { agent: first } = boss(url, undefined, stream);
+    const r = await first.run('pay the bill', { scope });
+    expect(r.status).toBe('suspended');
     const text = JSON.stringify(r.snapshot);
-    const { agent, model } = boss(url);
+    const { agent, model } = boss(url, undefined, stream);
     const done = await agent.resume(text, { decisions: decideAll(r, { approve: true }) });
     expect(done.status).toBe('completed');
     expect(done.runId).toBe(r.runId);
