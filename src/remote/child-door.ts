@@ -10,8 +10,7 @@ import { foreignSpent } from '../delegation/child-answer.js';
 import type { ChildRunOptions } from '../delegation/child.js';
 import type { ChildOutcome, Placement } from '../delegation/framed-child.js';
 import type { SuspendedRun } from '../snapshot/run-snapshot.js';
-import type { RemoteResume } from './remote-call.js';
-import { RemotePaused } from './remote-pause.js';
+import { RemotePaused, type RemoteResume } from './remote-pause.js';
 import type { RemoteChildResponse } from './remote-response.js';
 
 /** The calling side of a remote child, as the door uses it. */

@@ -4,10 +4,8 @@ import { RunFailure } from '../core/run-outcome.js';
 import { NEVER_ABORTS } from '../core/signals.js';
 import { AnswerTooLargeError } from './http-client.js';
 import { outgoingHeaders } from './outgoing-headers.js';
-import type { Decisions } from '../core/interruption.js';
-import type { RemoteWait } from '../snapshot/run-snapshot.js';
 import { remoteOutcome, RemoteFailed, type RemoteAnswer } from './remote-answer.js';
-import { pausedInTree, remoteDecisions, RemotePaused } from './remote-pause.js';
+import { pausedInTree, remoteDecisions, RemotePaused, type RemoteResume } from './remote-pause.js';
 import { TASK_STATE } from './wire.js';
 import type { Connected } from './remote-card.js';
 import { RemoteAgentError } from './remote-error.js';
@@ -99,12 +97,6 @@ class CallStop {
     clearTimeout(this.timer);
     this.parent?.removeEventListener('abort', this.onAbort);
   }
-}
-
-/** A call that resumes the remote task its child run paused on, with the tree's decisions. */
-export interface RemoteResume {
-  readonly wait: RemoteWait;
-  readonly decisions: Decisions;
 }
 
 /**

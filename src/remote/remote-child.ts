@@ -8,8 +8,8 @@ import type { ChildOutcome, FramedChild, Placement } from '../delegation/framed-
 import { SubAgent } from '../delegation/sub-agent.js';
 import { frameOfOptions, runInPlacement } from './child-door.js';
 import { RemoteHttp } from './http-client.js';
-import { callRemote, type CallSettings, type RemoteResume } from './remote-call.js';
-import { RemotePaused } from './remote-pause.js';
+import { callRemote, type CallSettings } from './remote-call.js';
+import { RemotePaused, type RemoteResume } from './remote-pause.js';
 import type { RemoteChildResponse } from './remote-response.js';
 import { connect, type Connected } from './remote-card.js';
 import { RemoteAgentError } from './remote-error.js';

@@ -11,6 +11,12 @@ import type { AbsorbedUsage } from './usage-report.js';
 import { MAX_WIRE_DEPTH, WIRE_ID } from './wire.js';
 import type { WireInterruption } from './pause-wire.js';
 
+/** A call that resumes the remote task its child run paused on, with the tree's decisions. */
+export interface RemoteResume {
+  readonly wait: RemoteWait;
+  readonly decisions: Decisions;
+}
+
 /** A call whose remote task waits for decisions: what the caller's tree suspends with. */
 export class RemotePaused {
   constructor(
