@@ -1,5 +1,6 @@
 import { SnapshotError } from '../core/errors.js';
 import { DELEGATION_CAPABILITY } from '../delegation/delegation-capability.js';
+import { resumesRemoteTasks } from '../delegation/framed-child.js';
 import type { DelegationRoster } from '../delegation/roster.js';
 import type { SuspendedRun } from '../snapshot/run-snapshot.js';
 import type { AgentCore } from './agent-core.js';
@@ -28,10 +29,19 @@ function childName(args: string): string | undefined {
  * continue: said, with what changed). Walked without recursion.
  */
 export function checkRoster(core: AgentCore, root: SuspendedRun): void {
-  const stack: { run: SuspendedRun; roster: DelegationRoster | undefined; agent: string }[] = [{ run: root, roster: core.roster, agent: core.name }];
+  const stack: { run: SuspendedRun; roster: DelegationRoster | undefined; agent: string; remote: boolean }[] = [{ run: root, roster: core.roster, agent: core.name, remote: false }];
   while (stack.length > 0) {
-    const { run, roster, agent } = stack.pop()!;
-    const last = run.messages[run.messages.length - 1]!;
+    const { run, roster, agent, remote } = stack.pop()!;
+    if (remote !== ('remote' in run.waits) || ('remote' in run.waits && run.waits.remote.agent !== agent)) {
+      throw new SnapshotError(
+        remote
+          ? `the snapshot's run "${run.runId}" of "${agent}" is not the remote task it was: "${agent}" here is a remote child, and the snapshot's run ${'remote' in run.waits ? `names "${run.waits.remote.agent}"` : 'is a local one'}. Resume it with the roster it was written with.`
+          : `the snapshot's run "${run.runId}" of "${agent}" waits on a remote task, and "${agent}" here is no remote child: the roster changed since the tree suspended. Resume it with the roster it was written with.`,
+      );
+    }
+    if ('remote' in run.waits) continue;
+    const last = run.messages[run.messages.length - 1];
+    if (last === undefined) throw new SnapshotError(`run "${run.runId}" has no conversation: the snapshot is not as it was written.`);
     if ('model' in run.waits) {
       if (last.role === 'assistant') throw new SnapshotError(`run "${run.runId}" waits on a model call, but its conversation ends with the model's answer: the snapshot is not as it was written.`);
       continue;
@@ -53,7 +63,7 @@ export function checkRoster(core: AgentCore, root: SuspendedRun): void {
             `(its children: ${have}): the roster changed since the tree suspended. Resume it with the roster it was written with.`,
         );
       }
-      stack.push({ run: state.child, roster: rosterOf(entry.agent), agent: name! });
+      stack.push({ run: state.child, roster: rosterOf(entry.agent), agent: name!, remote: resumesRemoteTasks(entry.agent) });
     });
   }
 }

@@ -1,4 +1,4 @@
-import { BudgetExceededError, MaxTurnsExceededError, abortErrorFrom } from '../core/errors.js';
+import { BudgetExceededError, MaxTurnsExceededError, SnapshotError, abortErrorFrom } from '../core/errors.js';
 import type { Decision, Decisions, Interruption } from '../core/interruption.js';
 import { isPromise } from '../core/promise.js';
 import { instructionsFor, parseOutput } from '../core/structured-output.js';
@@ -99,6 +99,7 @@ function settleTurn(run: RunState, results: readonly (Message | PausedCall)[]): 
 function resumeTurn(run: RunState, resumed: SuspendedRun, decisions: Decisions): Promise<(Message | PausedCall)[]> | undefined {
   const waits = resumed.waits;
   if ('calls' in waits) return resumeCalls(run, waits.calls, decisions);
+  if ('remote' in waits) throw new SnapshotError(`run "${resumed.runId}" waits on a remote task, and agent "${run.core.name}" is no remote child: the snapshot is not as it was written.`);
   const d = decisions[waits.model.id] as Decision;
   // Declined: the refused call fails as it would have without the pause.
   if ('approve' in d && waits.model.refusal !== undefined) throw new BudgetExceededError(waits.model.refusal);

@@ -71,6 +71,7 @@ export function waitsOf(root: SuspendedRun): Map<string, WaitingInterruption> {
     const run = stack.pop()!;
     const waits = run.waits;
     if ('model' in waits) found.set(waits.model.id, waits.model);
+    else if ('remote' in waits) for (const w of waits.remote.interruptions) found.set(w.id, w);
     else
       for (const c of waits.calls) {
         if ('wait' in c) found.set(c.wait.id, c.wait);

@@ -54,3 +54,11 @@ export interface FramedChild {
 export function isFramedChild(agent: unknown): agent is FramedChild {
   return typeof (agent as Partial<FramedChild> | null)?.runInFrame === 'function';
 }
+
+/**
+ * Whether a child's suspended runs wait on a task on another server (a remote child): a
+ * snapshot's remote wait resumes on such a child only, and such a child resumes nothing else.
+ */
+export function resumesRemoteTasks(agent: unknown): boolean {
+  return (agent as { resumesRemoteTasks?: unknown } | null)?.resumesRemoteTasks === true;
+}

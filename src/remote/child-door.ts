@@ -1,27 +1,53 @@
 /**
  * The remote child at delegation's child door (framed-child.ts): the frame in, the outcome out,
- * or a RunFailure carrying what the remote spent. A remote child never suspends: a pause across
- * the wire is issue 20's.
+ * or a RunFailure carrying what the remote spent. A remote task that asks for input suspends the
+ * child (its task kept by the server, where the decisions go at resume).
  */
-import { ConfigurationError } from '../core/errors.js';
+import { SnapshotError } from '../core/errors.js';
 import { frameFrom, type RunFrame } from '../core/run-frame.js';
 import { RunFailure } from '../core/run-outcome.js';
 import { foreignSpent } from '../delegation/child-answer.js';
 import type { ChildRunOptions } from '../delegation/child.js';
 import type { ChildOutcome, Placement } from '../delegation/framed-child.js';
+import type { SuspendedRun } from '../snapshot/run-snapshot.js';
+import { RemotePaused, type RemoteResume } from './remote-pause.js';
 import type { RemoteChildResponse } from './remote-response.js';
+
+/** The calling side of a remote child, as the door uses it. */
+interface RemoteCaller {
+  readonly name: string;
+  call(task: string, frame: RunFrame, resume?: RemoteResume): Promise<RemoteChildResponse | RemotePaused>;
+}
+
+/**
+ * The child run as its delegator's snapshot keeps it: no conversation (the server keeps it), the
+ * spend taken in so far (what a resume's spend is measured from), and the task to resume.
+ */
+function suspendedRemote(runId: string, paused: RemotePaused): SuspendedRun {
+  const total = paused.spend.totalUsage;
+  const cost = paused.spend.totalCostUsd;
+  return { runId, messages: [], turns: 0, figures: { own: total, total, costUsd: cost, totalCostUsd: cost }, delegatedTo: [], waits: { remote: paused.wait } };
+}
 
 /**
  * Runs the call in the placement's frame. A failure after the remote had the request already
  * rejects as a RunFailure with the remote's spend (reported, else estimated: remote-call.ts); a
  * failure before it (unreachable, refused at the door) spent nothing, and rejects as itself.
  */
-export async function runInPlacement(child: { readonly name: string; call(task: string, frame: RunFrame): Promise<RemoteChildResponse> }, task: string, placement: Placement): Promise<ChildOutcome> {
+export async function runInPlacement(child: RemoteCaller, task: string, placement: Placement): Promise<ChildOutcome> {
   const runId = placement.frame.runId;
+  let resume: RemoteResume | undefined;
   if (placement.resume !== undefined) {
-    throw new RunFailure(new ConfigurationError(`remote agent "${child.name}" cannot go on from a snapshot: a remote child never suspends.`), foreignSpent(runId, task, ''));
+    const waits = placement.resume.run.waits;
+    if (!('remote' in waits)) {
+      throw new RunFailure(new SnapshotError(`remote agent "${child.name}" can go on only from the remote task it paused on, and the snapshot holds a local run for it.`), foreignSpent(runId, task, ''));
+    }
+    resume = { wait: waits.remote, decisions: placement.resume.decisions };
   }
-  const r = await child.call(task, placement.frame);
+  const r = await child.call(task, placement.frame, resume);
+  if (r instanceof RemotePaused) {
+    return { runId, finalResponse: '', totalUsage: r.spend.totalUsage, totalCostUsd: r.spend.totalCostUsd, accounting: r.spend.receipt, status: 'suspended', interruptions: r.interruptions, suspension: suspendedRemote(runId, r) };
+  }
   return { runId, finalResponse: r.finalResponse, totalUsage: r.totalUsage, totalCostUsd: r.totalCostUsd, accounting: r.accounting };
 }
 

@@ -10,6 +10,8 @@ import type { UsageReport } from './usage-report.js';
 export interface UsageLineageData {
   usage?: UsageReport;
   failure?: RemoteFailure;
+  /** A paused task's interruptions with their lineage (Interruption objects), beside the status message's plain ones. */
+  interruptions?: readonly unknown[];
   /** Run events of the served tree (RunEvent objects), in the served side's order. */
   events?: readonly unknown[];
 }

@@ -14,10 +14,13 @@ const RPC_HEADERS = Object.freeze({ 'a2a-version': '1.0', 'content-type': 'appli
 function sendBody(id: number, method: string, call: RemoteSend): string {
   const metadata = call.events ? `,"metadata":{${JSON.stringify(USAGE_LINEAGE_EXTENSION)}:{"events":true}}` : '';
   const context = JSON.stringify(call.contextId);
+  // A resumed task's message is its own (the first one's id was the context's), to that task, carrying the decisions.
+  const head = call.resume === undefined ? `"messageId":${context},` : `"messageId":${JSON.stringify(`${call.contextId}:${call.resume.taskId}:${Date.now()}`)},"taskId":${JSON.stringify(call.resume.taskId)},`;
+  const part = call.resume === undefined ? `{"text":${JSON.stringify(call.task)},"mediaType":"text/plain"}` : `{"data":${JSON.stringify({ decisions: call.resume.decisions })},"mediaType":"application/json"}`;
   // historyLength 0: the answer need not echo back the task the caller just sent.
   return (
-    `{"jsonrpc":"2.0","id":${id},"method":"${method}","params":{"message":{"messageId":${context},"contextId":${context},` +
-    `"role":"ROLE_USER","parts":[{"text":${JSON.stringify(call.task)},"mediaType":"text/plain"}]},"configuration":{"acceptedOutputModes":["text/plain","application/json"],"historyLength":0}${metadata}}}`
+    `{"jsonrpc":"2.0","id":${id},"method":"${method}","params":{"message":{${head}"contextId":${context},` +
+    `"role":"ROLE_USER","parts":[${part}]},"configuration":{"acceptedOutputModes":["text/plain","application/json"],"historyLength":0}${metadata}}}`
   );
 }
 

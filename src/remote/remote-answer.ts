@@ -45,13 +45,9 @@ function failureError(name: string, reader: RemoteTaskReader): Error {
     if (failure.name === 'TimeoutError') error.name = 'TimeoutError';
     return error;
   }
-  if (state === TASK_STATE.INPUT_REQUIRED || state === TASK_STATE.AUTH_REQUIRED) {
-    // The seam for pauses across the wire (issue 20): until then a delegated task is one exchange.
-    return new RemoteAgentError(
-      name,
-      `the remote asked for ${state === TASK_STATE.INPUT_REQUIRED ? 'more input (an approval or an answer)' : 'authorization'}: ${message}. ` +
-        'remoteChild cannot pass a pause across the wire yet; a remote child must answer in one exchange.',
-    );
+  if (state === TASK_STATE.AUTH_REQUIRED) {
+    // A2A leaves how authorization is then given to the agent; a delegated task cannot wait for it.
+    return new RemoteAgentError(name, `the remote asked for authorization: ${message}. Give remoteChild the headers the agent needs (headers: { authorization: … }).`);
   }
   return new RemoteAgentError(name, message);
 }

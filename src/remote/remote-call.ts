@@ -5,6 +5,8 @@ import { NEVER_ABORTS } from '../core/signals.js';
 import { AnswerTooLargeError } from './http-client.js';
 import { outgoingHeaders } from './outgoing-headers.js';
 import { remoteOutcome, RemoteFailed, type RemoteAnswer } from './remote-answer.js';
+import { pausedInTree, remoteDecisions, RemotePaused, type RemoteResume } from './remote-pause.js';
+import { TASK_STATE } from './wire.js';
 import type { Connected } from './remote-card.js';
 import { RemoteAgentError } from './remote-error.js';
 import { RemoteEvents } from './remote-events.js';
@@ -58,10 +60,10 @@ async function cancelQuietly(connected: Connected, reader: RemoteTaskReader, con
  * rejects as a RunFailure carrying its spend (reported, else estimated from what crossed the
  * wire); a call the remote refused at the door spent nothing and rejects as its error.
  */
-export async function callRemote(connected: Connected, s: CallSettings, task: string, frame: RunFrame): Promise<RemoteChildResponse> {
+export async function callRemote(connected: Connected, s: CallSettings, task: string, frame: RunFrame, resume?: RemoteResume): Promise<RemoteChildResponse | RemotePaused> {
   const stop = new CallStop(frame.signal, s.timeoutMs);
   try {
-    return await call(connected, s, task, frame, stop.signal);
+    return await call(connected, s, task, frame, stop.signal, resume);
   } finally {
     stop.dispose();
   }
@@ -97,7 +99,22 @@ class CallStop {
   }
 }
 
-async function call(connected: Connected, s: CallSettings, task: string, frame: RunFrame, signal: AbortSignal): Promise<RemoteChildResponse> {
+/**
+ * What a task in input-required means here: the caller's tree suspends with its interruptions,
+ * unless this run cannot wait (below a wrapped child), or the remote did not say what it waits
+ * on; then the task is cancelled and the call fails saying why.
+ */
+async function pausedOutcome(connected: Connected, s: CallSettings, frame: RunFrame, reader: RemoteTaskReader, headers: Readonly<Record<string, string>>, spend: AbsorbedUsage): Promise<RemotePaused | RemoteFailed> {
+  const paused = frame.resumable ? pausedInTree(s.name, frame, reader, spend) : undefined;
+  if (paused !== undefined) return paused;
+  const why = frame.resumable
+    ? 'the remote task asks for input without saying what it waits on (a data part { "interruptions": [...] } in its status message)'
+    : `the remote task waits for a person (${reader.interruptions?.map((i) => `${i.kind} ${i.tool ?? ''}`.trim()).join(', ') ?? 'input'}), and this run cannot wait for one: it runs inside a wrapped child (code of your own around the agent), which cannot be resumed`;
+  await cancelQuietly(connected, reader, frame.runId, headers);
+  return new RemoteFailed(new RemoteAgentError(s.name, `${why}. The remote task was cancelled.`), absorbedUsage(reader.usage, '', reader.statusText));
+}
+
+async function call(connected: Connected, s: CallSettings, task: string, frame: RunFrame, signal: AbortSignal, resume: RemoteResume | undefined): Promise<RemoteChildResponse | RemotePaused> {
   const span = new RemoteSpan(s.name, connected.server, frame.traceContext);
   const lineage = s.lineage ?? connected.extension;
   const events = frame.events !== undefined && lineage && connected.transport.streaming ? new RemoteEvents(frame.events, frame) : undefined;
@@ -108,11 +125,12 @@ async function call(connected: Connected, s: CallSettings, task: string, frame: 
   let dispatched = false;
   let failure: unknown;
   try {
-    await connected.transport.send({ task, contextId, headers, signal, events: events !== undefined, onDispatched: () => (dispatched = true) }, reader);
+    const toTask = resume === undefined ? undefined : { taskId: resume.wait.taskId, decisions: remoteDecisions(resume.wait, resume.decisions) };
+    await connected.transport.send({ task, contextId, headers, signal, events: events !== undefined, onDispatched: () => (dispatched = true), resume: toTask }, reader);
   } catch (error) {
     failure = error;
   }
-  let outcome: RemoteAnswer | RemoteFailed;
+  let outcome: RemoteAnswer | RemoteFailed | RemotePaused;
   const spend = (): AbsorbedUsage | undefined => (dispatched ? absorbedUsage(reader.usage, task, reader.text) : undefined);
   if (signal.aborted && !reader.done) {
     if (dispatched) await cancelQuietly(connected, reader, contextId, headers);
@@ -121,12 +139,15 @@ async function call(connected: Connected, s: CallSettings, task: string, frame: 
     // Refused at the door (a status) or never sent: no work happened. Broken off after that: it may have.
     const refused = failure instanceof TransportError && failure.status !== undefined;
     outcome = new RemoteFailed(isAbortError(failure) ? stopError(s.name, frame, s.timeoutMs) : failedError(s.name, failure), refused ? undefined : spend());
+  } else if (reader.state === TASK_STATE.INPUT_REQUIRED) {
+    outcome = await pausedOutcome(connected, s, frame, reader, headers, absorbedUsage(reader.usage, task, reader.statusText));
   } else {
     outcome = remoteOutcome(s.name, task, reader);
   }
   span.taskId(reader.taskId);
   events?.close(outcome instanceof RemoteFailed ? outcome.error.message : 'the remote stream ended');
   span.end(outcome.spend?.totalUsage, outcome instanceof RemoteFailed ? outcome.error : undefined);
+  if (outcome instanceof RemotePaused) return outcome;
   if (outcome instanceof RemoteFailed) {
     const spent = outcome.spend;
     // Work happened: the error carries what it cost, under the run id this side gave the child.

@@ -9,6 +9,7 @@ import { SubAgent } from '../delegation/sub-agent.js';
 import { frameOfOptions, runInPlacement } from './child-door.js';
 import { RemoteHttp } from './http-client.js';
 import { callRemote, type CallSettings } from './remote-call.js';
+import { RemotePaused, type RemoteResume } from './remote-pause.js';
 import type { RemoteChildResponse } from './remote-response.js';
 import { connect, type Connected } from './remote-card.js';
 import { RemoteAgentError } from './remote-error.js';
@@ -73,6 +74,8 @@ function lowerCased(headers: Readonly<Record<string, string>> | undefined): Read
 
 /** A child that runs in another process, reached over A2A. */
 export class RemoteChildAgent implements ChildAgent, FramedChild {
+  /** Its suspended runs wait on a task on the remote server (resume-roster.ts checks a snapshot against it). */
+  readonly resumesRemoteTasks = true;
   private connected: Promise<Connected> | undefined;
   private readonly http = new RemoteHttp();
   private readonly settings: CallSettings;
@@ -103,7 +106,7 @@ export class RemoteChildAgent implements ChildAgent, FramedChild {
     return this.connected;
   }
 
-  async call(task: string, frame: RunFrame): Promise<RemoteChildResponse> {
+  async call(task: string, frame: RunFrame, resume?: RemoteResume): Promise<RemoteChildResponse | RemotePaused> {
     let connected: Connected;
     try {
       connected = await this.connect();
@@ -111,7 +114,7 @@ export class RemoteChildAgent implements ChildAgent, FramedChild {
       const status = error instanceof TransportError ? error.status : undefined;
       throw new RemoteAgentError(this.options.name, error instanceof Error ? error.message : String(error), { cause: error, ...(status !== undefined ? { status } : {}) });
     }
-    return callRemote(connected, this.settings, task, frame);
+    return callRemote(connected, this.settings, task, frame, resume);
   }
 
   get name(): string {
@@ -125,11 +128,15 @@ export class RemoteChildAgent implements ChildAgent, FramedChild {
 
   /** A call composed by hand, outside a delegating run: the options spell the frame, and a failure rejects as its own error. */
   async run(task: string, options: ChildRunOptions): Promise<RemoteChildResponse> {
+    let answer: RemoteChildResponse | RemotePaused;
     try {
-      return await this.call(task, frameOfOptions(options));
+      // Composed by hand, no snapshot will hold the pause: the remote task is cancelled instead.
+      answer = await this.call(task, { ...frameOfOptions(options), resumable: false });
     } catch (error) {
       throw error instanceof RunFailure ? error.error : error;
     }
+    if (answer instanceof RemotePaused) throw new RemoteAgentError(this.name, 'the remote task paused for input outside a delegating run');
+    return answer;
   }
 }
 

@@ -65,6 +65,9 @@ function bodyOf(e: Record<string, unknown>): RunEventBody | undefined {
     }
     case 'run.failed':
       return { type: e.type, errorType: str(e.errorType) ?? 'Error', message: modelVisibleText(typeof e.message === 'string' ? e.message : '') };
+    case 'run.suspended':
+      // The interruptions reach the caller's tree with the task's pause (remote-pause.ts), checked there.
+      return { type: e.type, interruptions: [] };
     default:
       return undefined;
   }
@@ -95,12 +98,12 @@ export class RemoteEvents {
   private one(e: Record<string, unknown>): void {
     const runId = e.runId;
     if (typeof runId !== 'string' || !WIRE_ID.test(runId) || this.ended.has(runId)) return;
-    if (e.type === 'run.started') return this.start(runId, e);
+    if (e.type === 'run.started' || e.type === 'run.resumed') return this.start(runId, e);
     const run = this.open.get(runId);
     const body = run === undefined ? undefined : bodyOf(e);
     if (run === undefined || body === undefined) return;
     run.emitter.emit(body);
-    if (body.type === 'run.finished' || body.type === 'run.failed') {
+    if (body.type === 'run.finished' || body.type === 'run.failed' || body.type === 'run.suspended') {
       this.open.delete(runId);
       this.ended.add(runId);
     }
@@ -122,7 +125,7 @@ export class RemoteEvents {
       depth = parent.depth + 1;
     }
     const frame = frameFrom({ runId, rootRunId: this.frame.rootRunId, parentRunId, depth });
-    this.open.set(runId, { emitter: this.sink.open(frame, agent, false), depth });
+    this.open.set(runId, { emitter: this.sink.open(frame, agent, e.type === 'run.resumed'), depth });
   }
 
   /** Ends every remote run still open (the stream broke off, the call was cancelled): their last event is a failure. */

@@ -1,4 +1,5 @@
 import { readUsageLineage } from './extension.js';
+import { readInterruptionsPart, type WireInterruption } from './pause-wire.js';
 import { isObject } from './rpc-envelope.js';
 import { TASK_STATE } from './wire.js';
 
@@ -34,6 +35,10 @@ export class RemoteTaskReader {
   /** The extension's usage report and failure, as the remote sent them (checked by whoever reads them). */
   usage: unknown;
   failure: Record<string, unknown> | undefined;
+  /** An input-required task's interruptions, from its status message's data part (checked). */
+  interruptions: WireInterruption[] | undefined;
+  /** The extension's interruptions, with their lineage, as the remote sent them (checked by whoever reads them). */
+  interruptionLineage: readonly unknown[] | undefined;
   private readonly artifacts = new Map<string, string>();
 
   constructor(private readonly onEvents?: (events: readonly unknown[]) => void) {}
@@ -89,8 +94,12 @@ export class RemoteTaskReader {
     const state = typeof status.state === 'string' ? STATE_BY_NAME[status.state] : undefined;
     if (state !== undefined) this.state = state;
     if (isObject(status.message)) {
-      const text = textOf(status.message.parts);
+      const parts = status.message.parts;
+      // The status message's data part (an input-required task's interruptions) is data, not words to show.
+      const words = Array.isArray(parts) ? parts.filter((p) => !(isObject(p) && p.data !== undefined)) : parts;
+      const text = textOf(words);
       if (text !== '') this.statusText = text;
+      if (Array.isArray(parts)) for (const p of parts) if (isObject(p)) this.interruptions = readInterruptionsPart(p.data) ?? this.interruptions;
       this.readMetadata(status.message.metadata);
     }
   }
@@ -107,6 +116,7 @@ export class RemoteTaskReader {
     if (data === undefined) return;
     if (data.usage !== undefined) this.usage = data.usage;
     if (isObject(data.failure)) this.failure = data.failure;
+    if (Array.isArray(data.interruptions)) this.interruptionLineage = data.interruptions;
     if (Array.isArray(data.events) && data.events.length > 0) this.onEvents?.(data.events);
   }
 }

@@ -21,11 +21,15 @@ export class SdkTransport implements A2ATransport {
     return {
       tenant: '',
       message: {
-        messageId: call.contextId,
+        messageId: call.resume === undefined ? call.contextId : `${call.contextId}:${call.resume.taskId}:${Date.now()}`,
         contextId: call.contextId,
-        taskId: '',
+        taskId: call.resume?.taskId ?? '',
         role: this.core.Role.ROLE_USER,
-        parts: [{ content: { $case: 'text', value: call.task }, mediaType: 'text/plain', filename: '', metadata: undefined }],
+        parts: [
+          call.resume === undefined
+            ? { content: { $case: 'text', value: call.task }, mediaType: 'text/plain', filename: '', metadata: undefined }
+            : { content: { $case: 'data', value: { decisions: call.resume.decisions } }, mediaType: 'application/json', filename: '', metadata: undefined },
+        ],
         metadata: undefined,
         extensions: [],
         referenceTaskIds: [],

@@ -8,7 +8,10 @@ import { ServedTask } from './served-task.js';
 import { BadPageToken, type TaskStore } from './task-store.js';
 import { taskStream, type TaskStream } from './task-stream.js';
 import { taskJson, type Json, type TaskView } from './task-view.js';
-import { runServed } from './served-run.js';
+import { runServed, type ServedOptions } from './served-run.js';
+import { BadDecisions } from './pause-wire.js';
+import { serverSnapshotKey } from './served-pause.js';
+import type { Resumption } from '../delegation/framed-child.js';
 import { TASK_STATE } from './wire.js';
 
 /** What the HTTP layer knows of a request. */
@@ -47,44 +50,85 @@ const STATE_BY_NAME: Readonly<Record<string, number>> = Object.fromEntries(Objec
  * binding (served-jsonrpc.ts) calls it directly; the SDK's 0.3 binding through legacy-handler.ts.
  * Refusals are A2AProblems carrying A2A's error codes.
  */
+/** A message's run, checked and ready to start: a new task's, or a paused task's next stretch. */
+interface Created {
+  task: ServedTask;
+  text: string;
+  options: ServedOptions;
+  /** Set for a message that resumes a paused task: the decisions, checked, and the message to add to its history. */
+  resume?: { resumption: Resumption; message: Json };
+}
+
 export class ServedTasks {
+  /** Signs the snapshots of paused tasks: the server's own, since they never leave it. */
+  private readonly snapshotKey = serverSnapshotKey();
+
   constructor(
     private readonly agent: SymfonicAgent,
     private readonly store: TaskStore,
   ) {}
 
   /** The task for a message, checked, neither kept nor running yet (a stream watches it before its run starts). */
-  private createTask(params: SendParams, req: ServedRequest): { task: ServedTask; text: string; options: Omit<RunOptions, 'signal'> } {
+  private createTask(params: SendParams, req: ServedRequest): Created {
     const message = params.message;
-    if (typeof message.taskId === 'string' && message.taskId !== '') this.refuseFollowUp(message.taskId, req.principal.principal);
+    if (typeof message.taskId === 'string' && message.taskId !== '') return this.followUp(message.taskId, params, req);
     const text = taskTextOf(message.parts);
     if (text.trim() === '') throw new A2AProblem(RPC_CODE.contentTypeNotSupported, 'the message carries no text or data part to read the task from');
     if (req.runOptions === undefined) throw new A2AProblem(RPC_CODE.internalError, 'the request carries no run placement');
     const id = randomUUID();
     const contextId = typeof message.contextId === 'string' && message.contextId !== '' ? message.contextId : randomUUID();
     const options = req.runOptions;
-    const task = new ServedTask(id, contextId, req.principal.principal, { ...message, taskId: id, contextId }, options.deadline);
+    const task = new ServedTask(id, contextId, req.principal.principal, { ...message, taskId: id, contextId }, this.snapshotKey, this.agent.name, options);
     return { task, text, options };
   }
 
-  /** Keeps the task and runs the agent on it; `events` asks for the served tree's run events. */
-  private run(created: { task: ServedTask; text: string; options: Omit<RunOptions, 'signal'> }, events: boolean): ServedTask {
-    const { task, text, options } = created;
-    this.store.add(task);
-    task.start((signal, sink) => runServed(this.agent, text, options, signal, sink), events);
+  /** Keeps the task and runs the agent on it (or its paused run's next stretch); `events` asks for the served tree's run events. */
+  private run(created: Created, events: boolean): ServedTask {
+    const { task, text, options, resume } = created;
+    if (resume === undefined) this.store.add(task);
+    else this.store.resumed(task);
+    task.start((signal, sink) => runServed(this.agent, text, options, signal, sink, resume?.resumption), options.deadline, events);
     return task;
   }
 
-  /** A served task is one exchange: a message to a task, running or ended, is refused. */
-  private refuseFollowUp(taskId: string, owner: string): never {
-    const t = this.store.get(taskId, owner);
-    if (t === undefined) throw new A2AProblem(RPC_CODE.taskNotFound, `task ${taskId} not found among yours; send the message without taskId to start one`);
-    throw new A2AProblem(
-      RPC_CODE.unsupportedOperation,
-      t.terminal
-        ? `task ${taskId} has ended; an ended task takes no more messages (A2A 3.1.1): send a new message without taskId`
-        : `task ${taskId} is still working and takes no more messages: a served symfonic run is one exchange (pauses across the wire come later)`,
-    );
+  /** A message that resumes a paused task: the task works again before anyone watches it. */
+  private reopened(created: Created): Created {
+    if (created.resume !== undefined) created.task.reopen(created.resume.message);
+    return created;
+  }
+
+  /**
+   * A message to a task already made: only a paused one (INPUT_REQUIRED) takes it, as the
+   * decisions its tree waits for. Its run goes on where it suspended, placed as it was first
+   * placed; this request brings only its trace context (the resumed span links to the suspended
+   * one) and its deadline. Decisions that do not answer exactly its interruptions are refused
+   * with what is wrong, and nothing runs.
+   */
+  private followUp(taskId: string, params: SendParams, req: ServedRequest): Created {
+    const task = this.store.get(taskId, req.principal.principal);
+    if (task === undefined) throw new A2AProblem(RPC_CODE.taskNotFound, `task ${taskId} not found among yours; send the message without taskId to start one`);
+    const message = params.message;
+    if (task.pause === undefined) {
+      throw new A2AProblem(
+        RPC_CODE.unsupportedOperation,
+        task.terminal
+          ? `task ${taskId} has ended; an ended task takes no more messages (A2A 3.1.1): send a new message without taskId`
+          : `task ${taskId} is still working and takes no message until it asks for input (TASK_STATE_INPUT_REQUIRED)`,
+      );
+    }
+    if (typeof message.contextId === 'string' && message.contextId !== '' && message.contextId !== task.contextId) {
+      throw new A2AProblem(RPC_CODE.invalidParams, `message.contextId "${message.contextId}" is not task ${taskId}'s context ("${task.contextId}"): send it in the task's context, or leave contextId out`);
+    }
+    let resumption: Resumption;
+    try {
+      resumption = task.pause.resumption(message.parts as Record<string, unknown>[]);
+    } catch (error) {
+      if (error instanceof BadDecisions) throw new A2AProblem(RPC_CODE.invalidParams, `task ${taskId}: ${error.message}`);
+      throw error;
+    }
+    const now = req.runOptions;
+    const options: ServedOptions = { ...task.placement, parentContext: now?.parentContext, deadline: now?.deadline };
+    return { task, text: '', options, resume: { resumption, message: { ...message, taskId, contextId: task.contextId } } };
   }
 
   private find(id: string, req: ServedRequest): ServedTask {
@@ -95,7 +139,7 @@ export class ServedTasks {
 
   /** SendMessage: the task once it has ended, or at once as it starts with returnImmediately. */
   async send(params: SendParams, req: ServedRequest): Promise<Json> {
-    const task = this.run(this.createTask(params, req), false);
+    const task = this.run(this.reopened(this.createTask(params, req)), false);
     const view: TaskView = { historyLength: params.configuration?.historyLength, artifacts: true, extension: req.extension };
     if (params.configuration?.returnImmediately) return taskJson(task, view);
     // A blocking caller that hangs up was the one waiting: its run is stopped, not orphaned.
@@ -104,9 +148,10 @@ export class ServedTasks {
     return taskJson(task, view);
   }
 
+
   /** SendStreamingMessage: the task, its tree's run events (when asked for), its answer and its end. */
   stream(params: SendParams, req: ServedRequest): TaskStream {
-    const created = this.createTask(params, req);
+    const created = this.reopened(this.createTask(params, req));
     const view: TaskView = { historyLength: params.configuration?.historyLength, artifacts: true, extension: req.extension };
     const stream = taskStream(created.task, view);
     return {

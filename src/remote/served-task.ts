@@ -3,12 +3,14 @@ import { AbortError } from '../core/errors.js';
 import type { RunEventSink } from '../core/run-event.js';
 import { rootSignal, type OwnedSignal } from '../core/signals.js';
 import { failureOf, type RemoteFailure } from './outcome.js';
+import { ServedPause } from './served-pause.js';
+import type { ServedOptions } from './served-run.js';
 import { ServedEvents, type WireEvent } from './served-events.js';
 import type { Json } from './task-view.js';
 import { spentReport, usageReport, type UsageReport } from './usage-report.js';
 import { TASK_STATE, TERMINAL_STATES, type TaskStateNumber } from './wire.js';
 
-/** What a task tells the streams watching it: run events of its tree as they come, then its end. */
+/** What a task tells the streams watching it: run events of its tree as they come, then its end (or its pause). */
 export type TaskNews = { type: 'events'; events: readonly WireEvent[] } | { type: 'ended' };
 export type TaskWatcher = (news: TaskNews) => void;
 
@@ -22,7 +24,8 @@ let created = 0;
 /**
  * One served run as an A2A task: its state, its answer or why it has none, what it spent, and
  * the streams watching it. A task lives in memory while its run does, then as a finished record
- * in the task store.
+ * in the task store. A run that suspends pauses the task (INPUT_REQUIRED) with its tree kept as
+ * a snapshot; a message bringing the decisions starts the next stretch of the same run.
  */
 export class ServedTask {
   state: TaskStateNumber = TASK_STATE.SUBMITTED;
@@ -32,11 +35,16 @@ export class ServedTask {
   readonly seq = ++created;
   answer: string | undefined;
   failure: RemoteFailure | undefined;
-  /** What the served tree spent: from its answer, or from the error it failed with. */
+  /** What the served tree spent: from its answer, or from the error it failed with (across its stretches: a resumed run's figures go on from its snapshot). */
   report: UsageReport | undefined;
-  readonly ended: Promise<void>;
-  /** The run's signal: a cancel, a hang-up or the server closing aborts it, and the deadline does. */
-  private readonly owned: OwnedSignal;
+  /** Set while the task waits in INPUT_REQUIRED: the suspended tree and its interruptions. */
+  pause: ServedPause | undefined;
+  /** The messages the task took: the one that started it, then each that resumed it. */
+  readonly history: Json[];
+  /** Settles when the current stretch of the run ends: the task ended or paused. */
+  ended: Promise<void>;
+  /** The stretch's signal: a cancel, a hang-up or the server closing aborts it, and the deadline does. */
+  private owned: OwnedSignal | undefined;
   private watchers: Set<TaskWatcher> | undefined;
   private endHooks: (() => void)[] | undefined;
   private pending: WireEvent[] | undefined;
@@ -49,20 +57,48 @@ export class ServedTask {
     /** The principal that created it: only it may read, list or cancel it. */
     readonly owner: string,
     /** The message that started it, as A2A 1.0 JSON, with its task and context ids set. */
-    readonly userMessage: Json,
-    /** The caller's deadline (epoch ms), if it sent one. */
-    deadline: number | undefined,
+    userMessage: Json,
+    /** Signs the snapshot of a paused run (the server's own key). */
+    private readonly snapshotKey: string,
+    /** The served agent's name: whose tree a paused task keeps. */
+    readonly agentName: string,
+    /** Where the first message placed the run (its ids, depth, tenant): a resumed stretch goes on there. */
+    readonly placement: ServedOptions,
   ) {
-    this.owned = rootSignal(undefined, deadline, true);
-    this.ended = new Promise<void>((resolve) => (this.markEnded = resolve));
+    this.history = [userMessage];
+    this.ended = this.stretch();
   }
 
   get terminal(): boolean {
     return TERMINAL_STATES.has(this.state);
   }
 
-  /** Starts the run; `streamEvents` asks for its tree's events (a stream that reads them is watching). */
-  start(run: ServedRun, streamEvents: boolean): void {
+  /** No run in flight: the task ended, or waits for input. */
+  get settled(): boolean {
+    return this.terminal || this.state === TASK_STATE.INPUT_REQUIRED;
+  }
+
+  private stretch(): Promise<void> {
+    return new Promise<void>((resolve) => (this.markEnded = resolve));
+  }
+
+  /**
+   * A paused task takes the message that resumes it: it works again from here (a stream that
+   * starts watching now sees the stretch from its start), and `start` runs the stretch.
+   */
+  reopen(message: Json): void {
+    this.history.push(message);
+    this.pause = undefined;
+    this.ended = this.stretch();
+    this.setState(TASK_STATE.WORKING);
+  }
+
+  /**
+   * Starts the run (or, after `reopen`, its next stretch); `deadline` is the caller's for this
+   * stretch; `streamEvents` asks for its tree's events (a stream that reads them is watching).
+   */
+  start(run: ServedRun, deadline: number | undefined, streamEvents: boolean): void {
+    this.owned = rootSignal(undefined, deadline, true);
     this.setState(TASK_STATE.WORKING);
     let started: Promise<AgentResponse>;
     try {
@@ -76,24 +112,34 @@ export class ServedTask {
     );
   }
 
-  /** CancelTask: aborts the run (its spans end, its reservations are released); false when it had already ended. */
+  /**
+   * CancelTask: aborts the run (its spans end, its reservations are released), or drops a paused
+   * task's tree (nothing of it runs or is held); false when it had already ended.
+   */
   cancel(): boolean {
     if (this.terminal) return false;
     this.cancelRequested = true;
+    if (this.state === TASK_STATE.INPUT_REQUIRED) {
+      this.failure = { type: 'aborted', message: 'the task was cancelled by its caller (CancelTask) while it waited for input', name: 'AbortError' };
+      this.setState(TASK_STATE.CANCELED);
+      this.tellEnd();
+      this.pause = undefined;
+      return true;
+    }
     this.stop('the task was cancelled by its caller (CancelTask)');
     return true;
   }
 
   /** Stops the run for a reason other than CancelTask: the caller hung up, the server is closing. */
   abort(reason: string): void {
-    if (!this.terminal) this.stop(reason);
+    if (!this.settled) this.stop(reason);
   }
 
   private stop(reason: string): void {
-    if (!this.owned.signal.aborted) this.owned.abort(new AbortError(reason));
+    if (this.owned !== undefined && !this.owned.signal.aborted) this.owned.abort(new AbortError(reason));
   }
 
-  /** Calls `then` once the run has ended (before anyone awaiting `ended` resumes). */
+  /** Calls `then` each time a stretch of the run ends, the task ended or paused (before anyone awaiting `ended` resumes). */
   onEnd(then: () => void): void {
     (this.endHooks ??= []).push(then);
   }
@@ -130,7 +176,12 @@ export class ServedTask {
   }
 
   private finish(response: AgentResponse | undefined, error: unknown): void {
-    if (response !== undefined) {
+    if (response?.status === 'suspended') {
+      // Nothing of the tree runs or is held while it waits: its spend so far goes out with the pause.
+      this.pause = new ServedPause(this.agentName, response, this.snapshotKey);
+      this.report = usageReport(response);
+      this.setState(TASK_STATE.INPUT_REQUIRED);
+    } else if (response !== undefined) {
       this.answer = response.finalResponse;
       this.report = usageReport(response);
       this.setState(TASK_STATE.COMPLETED);
@@ -140,8 +191,14 @@ export class ServedTask {
       this.report = spentReport(error);
       this.setState(this.cancelRequested ? TASK_STATE.CANCELED : FAILED_STATE[this.failure.type]);
     }
-    this.owned.dispose();
+    this.owned?.dispose();
+    this.owned = undefined;
     this.flush();
+    this.tellEnd();
+  }
+
+  /** The stretch is over: streams end (at a pause too, as A2A ends a stream at an interrupted state), the store files the task. */
+  private tellEnd(): void {
     this.tell({ type: 'ended' });
     this.watchers = undefined;
     for (const hook of this.endHooks ?? []) hook();

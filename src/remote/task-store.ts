@@ -35,13 +35,18 @@ function readToken(token: string): { ms: number; seq: number } {
 const newestFirst = (a: ServedTask, b: ServedTask) => b.updatedMs - a.updatedMs || b.seq - a.seq;
 
 /**
- * The tasks a served agent knows: every task in flight, and the most recent finished ones (at
- * most `capacity` of them, and at most `maxChars` characters of answers and tasks between them),
- * so that memory follows runs in flight, not runs served. Each principal sees only its own.
+ * The tasks a served agent knows: every task in flight, the most recent paused ones and the most
+ * recent finished ones (at most `capacity` of each, and at most `maxChars` characters of answers
+ * and tasks, or of kept snapshots, between them), so that memory follows runs in flight, not runs
+ * served. A paused task pushed out is forgotten: a message to it then finds no task. Each
+ * principal sees only its own.
  */
 export class TaskStore {
   private readonly inFlight = new Map<string, ServedTask>();
+  /** Paused tasks, with the size of the snapshot each keeps (counted as it was parked). */
+  private readonly paused = new Map<string, { task: ServedTask; chars: number }>();
   private readonly finished = new Map<string, ServedTask>();
+  private pausedChars = 0;
   private finishedChars = 0;
 
   constructor(
@@ -51,11 +56,38 @@ export class TaskStore {
 
   add(t: ServedTask): void {
     this.inFlight.set(t.id, t);
-    t.onEnd(() => this.retire(t));
+    t.onEnd(() => (t.terminal ? this.retire(t) : this.park(t)));
+  }
+
+  /** A paused task's next stretch has started: it is in flight again. */
+  resumed(t: ServedTask): void {
+    this.unpark(t.id);
+    this.inFlight.set(t.id, t);
+  }
+
+  private unpark(id: string): void {
+    const entry = this.paused.get(id);
+    if (entry === undefined) return;
+    this.paused.delete(id);
+    this.pausedChars -= entry.chars;
+  }
+
+  private park(t: ServedTask): void {
+    this.inFlight.delete(t.id);
+    if (this.capacity === 0) return;
+    const chars = (t.pause?.chars ?? 0) + charsOf(t);
+    this.paused.set(t.id, { task: t, chars });
+    this.pausedChars += chars;
+    for (const id of this.paused.keys()) {
+      if (this.paused.size <= this.capacity && this.pausedChars <= this.maxChars) break;
+      this.unpark(id);
+    }
   }
 
   private retire(t: ServedTask): void {
     this.inFlight.delete(t.id);
+    // A paused task cancelled: its kept tree is let go.
+    this.unpark(t.id);
     if (this.capacity === 0) return;
     this.finished.set(t.id, t);
     this.finishedChars += charsOf(t);
@@ -68,7 +100,7 @@ export class TaskStore {
 
   /** The task, if `owner` created it; another principal's task reads as missing. */
   get(id: string, owner: string): ServedTask | undefined {
-    const t = this.inFlight.get(id) ?? this.finished.get(id);
+    const t = this.inFlight.get(id) ?? this.paused.get(id)?.task ?? this.finished.get(id);
     return t?.owner === owner ? t : undefined;
   }
 
@@ -80,8 +112,9 @@ export class TaskStore {
   list(owner: string, q: TaskQuery): TaskPage {
     const cursor = q.pageToken ? readToken(q.pageToken) : undefined;
     const matching: ServedTask[] = [];
-    for (const source of [this.inFlight, this.finished]) {
-      for (const t of source.values()) {
+    const paused = [...this.paused.values()].map((e) => e.task);
+    for (const source of [this.inFlight.values(), paused, this.finished.values()]) {
+      for (const t of source) {
         if (t.owner !== owner || (q.contextId && t.contextId !== q.contextId) || (q.state && t.state !== q.state)) continue;
         if (q.updatedAfterMs !== undefined && t.updatedMs <= q.updatedAfterMs) continue;
         matching.push(t);
@@ -97,9 +130,11 @@ export class TaskStore {
 
 function charsOf(t: ServedTask): number {
   let n = t.answer?.length ?? 0;
-  for (const p of t.userMessage.parts as Record<string, unknown>[]) {
-    for (const value of [p.text, p.raw, p.url]) if (typeof value === 'string') n += value.length;
-    if (p.data !== undefined) n += JSON.stringify(p.data).length;
+  for (const m of t.history) {
+    for (const p of m.parts as Record<string, unknown>[]) {
+      for (const value of [p.text, p.raw, p.url]) if (typeof value === 'string') n += value.length;
+      if (p.data !== undefined) n += JSON.stringify(p.data).length;
+    }
   }
   return n + 256;
 }

@@ -40,7 +40,7 @@ export function taskStream(task: ServedTask, view: TaskView): TaskStream {
         for (const update of endUpdates(task, view)) out.send(update);
         out.end();
       };
-      if (task.terminal) {
+      if (task.settled) {
         finish();
         return () => undefined;
       }

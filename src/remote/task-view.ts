@@ -1,5 +1,6 @@
 import type { WireEvent } from './served-events.js';
 import { usageLineageMetadata, type UsageLineageData } from './extension.js';
+import { pauseText } from './pause-wire.js';
 import type { ServedTask } from './served-task.js';
 import { TASK_STATE } from './wire.js';
 
@@ -22,8 +23,10 @@ const ANSWER_ARTIFACT = 'answer';
 
 const STATE_NAME: Readonly<Record<number, string>> = Object.fromEntries(Object.entries(TASK_STATE).map(([k, v]) => [v, `TASK_STATE_${k}`]));
 
-function agentMessage(t: ServedTask, text: string): Json {
-  return { messageId: `${t.id}:status`, contextId: t.contextId, taskId: t.id, role: 'ROLE_AGENT', parts: [{ text, mediaType: 'text/plain' }] };
+function agentMessage(t: ServedTask, text: string, data?: Json): Json {
+  const parts: Json[] = [{ text, mediaType: 'text/plain' }];
+  if (data !== undefined) parts.push({ data, mediaType: 'application/json' });
+  return { messageId: `${t.id}:status`, contextId: t.contextId, taskId: t.id, role: 'ROLE_AGENT', parts };
 }
 
 function answerArtifact(text: string): Json {
@@ -34,6 +37,8 @@ function extensionData(t: ServedTask): UsageLineageData {
   const data: UsageLineageData = {};
   if (t.report !== undefined) data.usage = t.report;
   if (t.failure !== undefined) data.failure = t.failure;
+  // With their lineage, which the status message's data part leaves out: a symfonic caller places them in its tree.
+  if (t.pause !== undefined) data.interruptions = t.pause.interruptions;
   return data;
 }
 
@@ -41,6 +46,11 @@ function status(t: ServedTask): Json {
   // A run that did not answer says why in words any client shows; the answer itself is an artifact.
   const s: Json = { state: STATE_NAME[t.state], timestamp: new Date(t.updatedMs).toISOString() };
   if (t.failure !== undefined) s.message = agentMessage(t, t.failure.message);
+  else if (t.pause !== undefined) {
+    // What a person must decide, as plain JSON any peer reads; how to answer, in words any client shows.
+    const interruptions = t.pause.wire;
+    s.message = agentMessage(t, pauseText(t.agentName, interruptions), { interruptions });
+  }
   return s;
 }
 
@@ -48,7 +58,7 @@ function status(t: ServedTask): Json {
 export function taskJson(t: ServedTask, view: TaskView): Json {
   const task: Json = { id: t.id, contextId: t.contextId, status: status(t) };
   if (view.artifacts && t.answer !== undefined) task.artifacts = [answerArtifact(t.answer)];
-  if (view.historyLength !== 0) task.history = [t.userMessage];
+  if (view.historyLength !== 0) task.history = view.historyLength === undefined ? t.history : t.history.slice(-view.historyLength);
   if (view.extension && (t.report !== undefined || t.failure !== undefined)) task.metadata = usageLineageMetadata(extensionData(t));
   return task;
 }

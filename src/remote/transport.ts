@@ -1,3 +1,4 @@
+import type { Decisions } from '../core/interruption.js';
 import type { RemoteTaskReader } from './remote-task.js';
 
 /** One call's message to a remote agent, as a transport sends it. */
@@ -12,6 +13,11 @@ export interface RemoteSend {
   events: boolean;
   /** Told once the remote has the request (the body went out): from then on, work may have happened. */
   onDispatched(): void;
+  /**
+   * Set to resume a task waiting in input-required: the message goes to that task, carrying
+   * the decisions as a data part `{ decisions }` instead of the task's text.
+   */
+  resume?: { taskId: string; decisions: Decisions } | undefined;
 }
 
 /**

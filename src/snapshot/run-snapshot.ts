@@ -71,7 +71,26 @@ export interface WrittenDelegation extends DelegationRecordOf<string> {
   readonly toolCallId: string;
 }
 
-export type RunWait = { readonly model: WaitingInterruption } | { readonly calls: readonly CallState[] };
+export type RunWait = { readonly model: WaitingInterruption } | { readonly calls: readonly CallState[] } | { readonly remote: RemoteWait };
+
+/**
+ * A remote child's run that suspended on its server: the A2A task waiting in input-required
+ * there. Its tree is kept by that server; the caller keeps only where to send the decisions
+ * (version 1, optional: a snapshot without remote children never holds one).
+ */
+export interface RemoteWait {
+  /** The remote child's name in its delegator's roster: where its URL is found again. */
+  readonly agent: string;
+  readonly taskId: string;
+  readonly contextId: string;
+  /** Its interruptions: `id` as this tree knows it, `remoteId` when the server's differs. */
+  readonly interruptions: readonly RemoteInterruption[];
+}
+
+export interface RemoteInterruption extends WaitingInterruption {
+  /** The id the remote gave it, when this tree prefixed it to keep ids unique. */
+  readonly remoteId?: string;
+}
 
 /**
  * An interruption as written down: its id, kind and what cannot be read from the conversation.

@@ -28,6 +28,14 @@ const refusal = z
   .object({ tenantId: z.string().min(1), limitName: z.enum(['maxTokens', 'maxCostUsd']), limit: amount, spent: amount, reserved: amount, requested: amount })
   .strict();
 const wait = z.object({ id: z.string().min(1).max(300), kind: z.enum(['approval', 'question', 'budget']), refusal: refusal.optional() }).strict();
+const remoteWait = z
+  .object({
+    agent: z.string().min(1),
+    taskId: z.string().min(1).max(256),
+    contextId: z.string().min(1).max(256),
+    interruptions: z.array(wait.extend({ remoteId: z.string().min(1).max(256).optional() }).strict()).min(1),
+  })
+  .strict();
 const span = z.object({ traceId: z.string().regex(/^[0-9a-f]{32}$/), spanId: z.string().regex(/^[0-9a-f]{16}$/), flags: z.number().int().min(0).max(255) }).strict();
 
 const suspendedRun: z.ZodType<SuspendedRun> = z.lazy(() =>
@@ -37,7 +45,8 @@ const suspendedRun: z.ZodType<SuspendedRun> = z.lazy(() =>
       place: place.optional(),
       maxDepth: count.optional(),
       deadline: z.number().int().positive().optional(),
-      messages: z.array(message).min(1),
+      // Empty only for a remote child's run, whose conversation its server keeps (refined below).
+      messages: z.array(message),
       turns: count,
       figures,
       delegatedTo: z.array(z.string()),
@@ -58,9 +67,11 @@ const suspendedRun: z.ZodType<SuspendedRun> = z.lazy(() =>
               .min(1),
           })
           .strict(),
+        z.object({ remote: remoteWait }).strict(),
       ]),
     })
-    .strict(),
+    .strict()
+    .refine((run) => run.messages.length > 0 || 'remote' in run.waits, { message: 'a run that is not a remote child\'s holds at least one message', path: ['messages'] }),
 ) as z.ZodType<SuspendedRun>;
 
 const envelope = z.object({ version: z.literal(SNAPSHOT_VERSION), agent: z.string(), run: suspendedRun, seq: count.optional(), signature: z.string().regex(/^[0-9a-f]{64}$/).optional() }).strict();

@@ -1,12 +1,10 @@
 /** Failures across the wire read as the delegation outcomes: aborted, budget_exceeded, child_error. */
 import { afterEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { defineTool, InMemoryBudgetStore, SPAN_ATTRIBUTES as ATTR, SymfonicAgent, TenantBudgets } from '../../src/index.js';
-import { serveAgent } from '../../src/remote/index.js';
+import { InMemoryBudgetStore, SPAN_ATTRIBUTES as ATTR, TenantBudgets } from '../../src/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
 import { deferred, within } from '../support/async.js';
 import { recordEachTest } from '../support/per-test.js';
-import { baggage, bearer, ext, post, router, runSpan, sendMessageBody, serveLeaf, type Served } from './helpers.js';
+import { baggage, ext, post, router, runSpan, sendMessageBody, serveLeaf, type Served } from './helpers.js';
 
 const rec = recordEachTest();
 const open: Served[] = [];
@@ -98,19 +96,5 @@ describe('refusals and failures of the remote run', () => {
     const reply = await router({ name: 'researcher', url, description: 'Finds facts.' }).run('q', { scope: { tenantId: 'acme' } });
     expect(rec.tree(reply.runId)!.delegations[0]!.outcome).toBe('child_error');
     expect(reply.finalResponse).toMatch(/remote agent "researcher"/);
-  });
-});
-
-describe('a pause across the wire (issue 20 builds it)', () => {
-  it('a served tree that needs an approval fails with a message naming the limit and the way out', async () => {
-    const send = defineTool({ name: 'send_mail', description: 'Sends mail.', input: z.object({}), needsApproval: true, execute: () => 'sent' });
-    const model = scriptedModel([{ toolCalls: [{ name: 'send_mail', arguments: {} }], usage: { inputTokens: 9, outputTokens: 1 } }, 'never']);
-    const server = await serveAgent(new SymfonicAgent({ name: 'mailer', modelProvider: model, tools: [send] }), { authenticate: bearer() });
-    open.push({ server } as Served);
-    const reply = await router({ name: 'mailer', url: server.url, description: 'Sends mail.' }).run('q', { scope: { tenantId: 'acme' } });
-    expect(rec.tree(reply.runId)!.delegations[0]!.outcome).toBe('child_error');
-    expect(reply.finalResponse).toMatch(/needs a person \(approval send_mail .*\), and a served tree cannot pause across the A2A wire yet: give its tools no needsApproval/);
-    // What it spent before it stopped still reaches the caller.
-    expect(reply.totalUsage.inputTokens - reply.usage.inputTokens).toBe(9);
   });
 });

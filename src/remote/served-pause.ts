@@ -1,0 +1,61 @@
+import { randomBytes } from 'node:crypto';
+import type { AgentResponse } from '../agent/agent-response.js';
+import { checkDecisions } from '../agent/run-suspension.js';
+import { ConfigurationError } from '../core/errors.js';
+import type { Interruption } from '../core/interruption.js';
+import type { Resumption } from '../delegation/framed-child.js';
+import { SNAPSHOT_VERSION, type RunSnapshot, type SuspendedRun } from '../snapshot/run-snapshot.js';
+import { checkSignature, sealSnapshot } from '../snapshot/snapshot-codec.js';
+import { BadDecisions, readDecisions, wireInterruption, type WireInterruption } from './pause-wire.js';
+
+/**
+ * The key a server signs the snapshots of its paused tasks with: its own, made when it starts.
+ * A paused task's snapshot never leaves the server, so no one else has to check it; the
+ * signature makes sure what resumes is what paused.
+ */
+export function serverSnapshotKey(): string {
+  return randomBytes(32).toString('hex');
+}
+
+/**
+ * A served tree that suspended, kept with its task until a message brings the decisions: its
+ * run written down as a signed snapshot, and its interruptions as the wire shows them.
+ */
+export class ServedPause {
+  private readonly snapshot: RunSnapshot;
+  readonly interruptions: readonly Interruption[];
+  /** The size of the kept snapshot, in characters of its JSON: what bounds how many paused tasks a server keeps. */
+  readonly chars: number;
+
+  constructor(
+    agent: string,
+    response: AgentResponse,
+    private readonly key: string,
+  ) {
+    const run = (response as { suspension?: SuspendedRun }).suspension;
+    if (run === undefined) throw new Error('a served run that suspended came back without its suspended state');
+    this.snapshot = sealSnapshot({ version: SNAPSHOT_VERSION, agent, run }, key);
+    this.interruptions = response.interruptions;
+    this.chars = JSON.stringify(this.snapshot).length;
+  }
+
+  get wire(): WireInterruption[] {
+    return this.interruptions.map(wireInterruption);
+  }
+
+  /**
+   * The resumption a message's parts bring: the decisions read and checked against exactly the
+   * tree's interruptions, the kept snapshot checked against its signature. A BadDecisions names
+   * what is wrong; nothing has run.
+   */
+  resumption(parts: readonly Record<string, unknown>[]): Resumption {
+    const given = readDecisions(parts, this.interruptions);
+    checkSignature(this.snapshot, this.key, this.snapshot.agent);
+    try {
+      return { run: this.snapshot.run, decisions: checkDecisions(this.snapshot.run, given) };
+    } catch (error) {
+      if (error instanceof ConfigurationError) throw new BadDecisions(error.message.replace(/^resume: /, ''));
+      throw error;
+    }
+  }
+}
