@@ -13,7 +13,8 @@ import { assembleCore } from './agent-assembly.js';
 import type { AgentCore } from './agent-core.js';
 import type { AgentResponse } from './agent-response.js';
 import { executeRun } from './run-loop.js';
-import { callerStart, doorStart, resumeStart, type ResumeOptions } from './run-start.js';
+import { callerStart, doorStart, resumeStart } from './run-start.js';
+import type { ResumeOptions } from './resume-options.js';
 import type { RunSnapshot } from '../snapshot/run-snapshot.js';
 
 export { OutputValidationError } from '../core/structured-output.js';

@@ -22,7 +22,8 @@ import { FrameworkConfig } from './framework-config.js';
 import { executeRun } from './run-loop.js';
 import { EventHub } from './run-events.js';
 import { type RunOptions } from './run-options.js';
-import { callerStart, doorStart, listenerErrorReporter, resumeStart, type ResumeOptions } from './run-start.js';
+import { callerStart, doorStart, listenerErrorReporter, resumeStart } from './run-start.js';
+import type { ResumeOptions } from './resume-options.js';
 import type { RunSnapshot } from '../snapshot/run-snapshot.js';
 
 export interface SymfonicAgentOptions {
