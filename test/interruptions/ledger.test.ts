@@ -152,14 +152,29 @@ describe('a run given its ledger in its run options', () => {
 });
 
 describe('a budget given in the run options across the pause', () => {
-  // The same defect, as a budget escape: the retry is made although the tenant is still over its limit.
-  it.fails('DEFECT: a retry while the tenant is still over its limit suspends again', async () => {
+  // The retry is made against the budget as it is now, in the run's own ledger: still over its
+  // limit, the tree suspends again with a new snapshot, and the refused call is not made.
+  it('a retry while the tenant is still over its limit suspends again', async () => {
     const collector = new MetricsCollector({ budgets: new TenantBudgets({ limits: { [TENANT]: { maxTokens: 10 } }, onExceeded: 'suspend' }) });
     const t = payTree();
     const r = await t.boss.run('pay the bill', { scope, metricsCollector: collector });
     expect(r.interruptions.map((i) => i.kind)).toEqual(['budget']);
-    const again = await t.boss.resume(r.snapshot!, { decisions: decideAll(r, { retry: true }) });
-    expect(again.status).toBe('suspended');
+    // Without the ledger the run was given, the retry is refused rather than made under no budget.
+    const escape = await t.boss.resume(r.snapshot!, { decisions: decideAll(r, { retry: true }) }).catch((e: unknown) => e);
+    expect(escape).toBeInstanceOf(ConfigurationError);
     expect(t.models.boss.calls).toHaveLength(0);
+    const again = await t.boss.resume(r.snapshot!, { decisions: decideAll(r, { retry: true }), metricsCollector: collector });
+    expect(again.status).toBe('suspended');
+    expect(again.runId).toBe(r.runId);
+    expect(again.interruptions).toMatchObject([{ kind: 'budget', tenantId: TENANT, limitName: 'maxTokens', runId: r.runId }]);
+    expect(again.snapshot).not.toBeNull();
+    expect(again.snapshot).not.toBe(r.snapshot);
+    expect(t.models.boss.calls).toHaveLength(0);
+    expect(tokens(collector.tenant(TENANT).usage)).toEqual({ inputTokens: 0, outputTokens: 0 });
+    // The new snapshot goes on once the tenant may spend (its limit raised): the retry is made then.
+    const roomy = new MetricsCollector({ budgets: new TenantBudgets({ limits: { [TENANT]: { maxTokens: 1_000_000 } }, onExceeded: 'suspend' }) });
+    const done = await t.boss.resume(again.snapshot!, { decisions: decideAll(again, { retry: true }), metricsCollector: roomy });
+    expect(done.status).toBe('suspended');
+    expect(t.models.boss.calls).toHaveLength(1);
   });
 });
