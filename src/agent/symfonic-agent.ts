@@ -1,6 +1,7 @@
 import { ConfigurationError } from '../core/errors.js';
 import type { ChildOutcome, FramedChild, Placement } from '../delegation/framed-child.js';
 import { CHILD_LEDGER } from '../delegation/child-hold.js';
+import { RESUMES_SUSPENDED } from '../delegation/resumable-child.js';
 import type { Accounting } from '../accounting/accounting.js';
 import { assembleDelegation, DelegationCapability } from '../delegation/delegation-capability.js';
 import { ChildLifecycle } from '../delegation/lifecycle.js';
@@ -148,6 +149,11 @@ export class SymfonicAgent implements FramedChild {
   /** The ledger a run placed with `offered` accounts in (its own collector first): the delegator holds nothing for a child that reserves its calls there. */
   [CHILD_LEDGER](offered: Accounting | undefined): Accounting | undefined {
     return this.#core.accounting ?? offered;
+  }
+
+  /** Its door goes on from a suspended run (doorStart takes the placement's resume). */
+  [RESUMES_SUSPENDED](): boolean {
+    return true;
   }
 
   /** Closes the children this agent built from specs. Children the caller built stay open. */
