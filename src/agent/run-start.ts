@@ -158,5 +158,5 @@ export function resumeStart(core: AgentCore, input: unknown, options: ResumeOpti
     events,
     resumable: true,
   });
-  return { frame, accounting: given.accounting, outputType: undefined, owned, history: undefined, door: false, wrapped: undefined, resume: { run, decisions } };
+  return { frame, accounting: given.accounting, outputType: given.outputType, owned, history: undefined, door: false, wrapped: undefined, resume: { run, decisions } };
 }

@@ -36,6 +36,8 @@ export interface RunSnapshot {
 export interface GivenAgain {
   /** The root accounted in the metricsCollector of its run options (the agent has none of its own). */
   readonly metricsCollector?: true;
+  /** The root was given an outputType: its answer is validated against the one resume is given. */
+  readonly outputType?: true;
 }
 
 /** The place in the tree only the root states; a child's is derived from its delegator's. */

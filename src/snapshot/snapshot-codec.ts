@@ -63,7 +63,7 @@ const suspendedRun: z.ZodType<SuspendedRun> = z.lazy(() =>
     .strict(),
 ) as z.ZodType<SuspendedRun>;
 
-const givenAgain = z.object({ metricsCollector: z.literal(true).optional() }).strict();
+const givenAgain = z.object({ metricsCollector: z.literal(true).optional(), outputType: z.literal(true).optional() }).strict();
 const envelope = z.object({ version: z.literal(SNAPSHOT_VERSION), agent: z.string(), run: suspendedRun, seq: count.optional(), givenAgain: givenAgain.optional(), signature: z.string().regex(/^[0-9a-f]{64}$/).optional() }).strict();
 
 /** How deep runs nest, walked without recursion: a hostile snapshot must not overflow the stack. */
