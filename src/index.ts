@@ -8,7 +8,7 @@ export { FrameworkConfig, type FrameworkConfigInput, type ChildConfigOverrides }
 export type { AgentResponse, AccountingReceipt } from './agent/agent-response.js';
 export type { DelegationRecord } from './delegation/delegation-record.js';
 export type { RunOptions } from './agent/run-options.js';
-export type { ResumeOptions } from './agent/run-start.js';
+export type { ResumeOptions } from './agent/resume-options.js';
 export type { Interruption, Decision } from './core/interruption.js';
 export type { RunSnapshot } from './snapshot/run-snapshot.js';
 export type { AgentStream } from './agent/agent-stream.js';

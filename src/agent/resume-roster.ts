@@ -1,6 +1,7 @@
 import { SnapshotError } from '../core/errors.js';
 import { DELEGATION_CAPABILITY } from '../delegation/delegation-capability.js';
 import { resumesRemoteTasks } from '../delegation/framed-child.js';
+import { resumesSuspended } from '../delegation/resumable-child.js';
 import type { DelegationRoster } from '../delegation/roster.js';
 import type { SuspendedRun } from '../snapshot/run-snapshot.js';
 import type { AgentCore } from './agent-core.js';
@@ -26,7 +27,8 @@ function childName(args: string): string | undefined {
  * Checks a suspended tree against the agents that are to resume it, before anything runs: each
  * run's waiting turn matches its last message, and each suspended child is still in its
  * delegator's roster (a renamed or removed child, a changed roster, is a tree this agent cannot
- * continue: said, with what changed). Walked without recursion.
+ * continue: said, with what changed), and its entry there still goes on from a suspended run.
+ * Walked without recursion.
  */
 export function checkRoster(core: AgentCore, root: SuspendedRun): void {
   const stack: { run: SuspendedRun; roster: DelegationRoster | undefined; agent: string; remote: boolean }[] = [{ run: root, roster: core.roster, agent: core.name, remote: false }];
@@ -61,6 +63,15 @@ export function checkRoster(core: AgentCore, root: SuspendedRun): void {
         throw new SnapshotError(
           `the snapshot's child run "${state.child.runId}" was started by "${agent}" as "${name ?? call.name}", which agent "${agent}" here has no child of ` +
             `(its children: ${have}): the roster changed since the tree suspended. Resume it with the roster it was written with.`,
+        );
+      }
+      // The name alone is not enough: an entry whose door cannot go on from the child's run (now
+      // behind a wrapper) would start it afresh, its task run again and the decisions lost.
+      if (!resumesSuspended(entry.agent) && !resumesRemoteTasks(entry.agent)) {
+        throw new SnapshotError(
+          `the snapshot's child run "${state.child.runId}" of "${name}" (a child of "${agent}") cannot go on here: "${name}" in agent "${agent}"'s roster is now ` +
+            `a child that only starts afresh (a wrapper of your own code or a foreign facade), not a symfonic agent placed directly or a remote child. ` +
+            `Resume it with the roster it was written with. Nothing was run.`,
         );
       }
       stack.push({ run: state.child, roster: rosterOf(entry.agent), agent: name!, remote: resumesRemoteTasks(entry.agent) });

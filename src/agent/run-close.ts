@@ -10,6 +10,7 @@ import { EventHub, runFailed, runFinished } from './run-events.js';
 import type { RunState } from './run-state.js';
 import { failSpan, setRunTotals } from './run-span.js';
 import { suspendedRun } from './run-suspension.js';
+import { givenAgainOf } from './resume-options.js';
 
 /** How a run left its loop: with an answer, with an error, or waiting. */
 export type Exit = { text: string; output: unknown } | { error: unknown } | { paused: { waits: RunWait; interruptions: readonly Interruption[] } };
@@ -76,5 +77,7 @@ function snapshotOf(run: RunState, suspended: SuspendedRun): RunSnapshot {
   // A root's sink is its hub (run-start.ts): where its tree's events were numbered.
   const events = run.frame.events;
   if (events instanceof EventHub && events.lastSeq > 0) snapshot.seq = events.lastSeq;
+  const given = givenAgainOf(run);
+  if (given !== undefined) snapshot.givenAgain = given;
   return sealSnapshot(snapshot, run.core.snapshotKey);
 }

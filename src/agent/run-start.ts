@@ -1,9 +1,5 @@
 import { context as otelContext, trace } from '@opentelemetry/api';
 import { ConfigurationError, SnapshotError } from '../core/errors.js';
-import type { Decisions } from '../core/interruption.js';
-import { checked, readOptions } from '../core/options.js';
-import { z } from 'zod';
-import type { AskUser } from '../core/run-frame.js';
 import { makeScope } from '../core/scope.js';
 import { checkSignature, readSnapshot } from '../snapshot/snapshot-codec.js';
 import { checkRoster } from './resume-roster.js';
@@ -16,8 +12,9 @@ import type { Placement } from '../delegation/framed-child.js';
 import { wrappedCall, type WrappedCall } from '../delegation/wrapped-child.js';
 import type { Message } from '../model/types.js';
 import type { AgentCore } from './agent-core.js';
-import { EventHub, type RunEvent } from './run-events.js';
+import { EventHub } from './run-events.js';
 import { readRunOptions, type RunOptions, type RunRequest } from './run-options.js';
+import { checkGivenAgain, readResumeOptions, type ResumeOptions } from './resume-options.js';
 
 /**
  * Everything a run needs before it starts, whichever door it came in by: its placement (frame,
@@ -125,41 +122,22 @@ export function listenerErrorReporter(core: AgentCore): (error: unknown, count: 
   };
 }
 
-/** What `resume` takes beside the snapshot. */
-export interface ResumeOptions {
-  /** One decision for each of the snapshot's interruptions, by id. */
-  decisions: Decisions;
-  signal?: AbortSignal;
-  onEvent?: (event: RunEvent) => void;
-  askUser?: AskUser;
-}
-
-const fn = (what: string) => checked<never>((f) => typeof f === 'function', `${what} must be a function.`).optional();
-const resumeSchema = z
-  .object({
-    // Checked against the snapshot's interruptions in checkDecisions, which names each id.
-    decisions: z.unknown(),
-    signal: checked<AbortSignal>((s) => s instanceof AbortSignal, 'signal must be an AbortSignal.').optional(),
-    onEvent: fn('onEvent'),
-    askUser: fn('askUser'),
-  })
-  .strict();
-
 /**
  * A suspended tree going on: the snapshot read and checked (version, agent, signature, roster,
  * decisions) before anything runs, and the root's frame rebuilt from it, wired anew here. Its
  * span continues the suspended one's trace.
  */
 export function resumeStart(core: AgentCore, input: unknown, options: ResumeOptions, hub?: EventHub): RunStart {
-  readOptions('resume', options, resumeSchema, { ignoreUndefined: true, example: 'agent.resume(snapshot, { decisions: { [interruption.id]: { approve: true } } })' });
+  const given = readResumeOptions(options);
   const snapshot = readSnapshot(input);
   if (snapshot.agent !== core.name) throw new SnapshotError(`this snapshot is of agent "${snapshot.agent}", not "${core.name}": resume it on an agent of that name and roster.`);
   checkSignature(snapshot, core.snapshotKey, core.name);
   const run = snapshot.run;
   if (run.place === undefined) throw new SnapshotError('the snapshot\'s root run does not say where it stands in its tree (its "place"): it is not a snapshot this code wrote.');
   checkRoster(core, run);
-  const decisions = checkDecisions(run, options.decisions);
-  const request = readRunOptions({ ...(options.signal ? { signal: options.signal } : {}), ...(options.onEvent ? { onEvent: options.onEvent } : {}), ...(options.askUser ? { askUser: options.askUser } : {}) });
+  const decisions = checkDecisions(run, given.decisions);
+  checkGivenAgain(core.name, snapshot, given, core.accounting !== undefined);
+  const request = readRunOptions({ ...(given.signal ? { signal: given.signal } : {}), ...(given.onEvent ? { onEvent: given.onEvent } : {}), ...(given.askUser ? { askUser: given.askUser } : {}) });
   if (hub !== undefined && request.onEvent !== undefined) hub.listen(request.onEvent);
   const place = run.place;
   const events = hub ?? listenerSink(core, request);
@@ -180,5 +158,5 @@ export function resumeStart(core: AgentCore, input: unknown, options: ResumeOpti
     events,
     resumable: true,
   });
-  return { frame, accounting: undefined, outputType: undefined, owned, history: undefined, door: false, wrapped: undefined, resume: { run, decisions } };
+  return { frame, accounting: given.accounting, outputType: given.outputType, owned, history: undefined, door: false, wrapped: undefined, resume: { run, decisions } };
 }

@@ -40,6 +40,8 @@ export class RunState implements RunReporter {
   readonly atDoor: boolean;
   /** Records the run's steps (a durable tree); undefined when the run calls directly. */
   readonly driver: RunDriver | undefined;
+  /** Accounts in the ledger its start offered (a root's: its run options'), the agent having none of its own. */
+  readonly offeredLedger: boolean;
   /** The run's account, opened right after the state (the state is where it reports store failures). */
   account!: RunAccount;
   readonly runContext: Context;
@@ -64,6 +66,7 @@ export class RunState implements RunReporter {
     this.wrapped = start.wrapped;
     this.atDoor = start.door;
     this.driver = start.driver;
+    this.offeredLedger = core.accounting === undefined && start.accounting !== undefined;
     this.runContext = contextWith(start.frame.traceContext ?? context.active(), span);
     // The calls that had ended before a pause keep their records across it.
     const written = start.resume?.run.delegations;

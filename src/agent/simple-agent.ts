@@ -3,6 +3,7 @@ import { ConfigurationError } from '../core/errors.js';
 import { FacadeChild } from '../delegation/facade-child.js';
 import type { ChildOutcome, FramedChild, Placement } from '../delegation/framed-child.js';
 import { CHILD_LEDGER } from '../delegation/child-hold.js';
+import { RESUMES_SUSPENDED } from '../delegation/resumable-child.js';
 import type { Accounting } from '../accounting/accounting.js';
 import type { Message, ModelProvider } from '../model/types.js';
 import type { Capability } from '../tool/capability.js';
@@ -13,7 +14,8 @@ import { assembleCore } from './agent-assembly.js';
 import type { AgentCore } from './agent-core.js';
 import type { AgentResponse } from './agent-response.js';
 import { executeRun } from './run-loop.js';
-import { callerStart, doorStart, resumeStart, type ResumeOptions } from './run-start.js';
+import { callerStart, doorStart, resumeStart } from './run-start.js';
+import type { ResumeOptions } from './resume-options.js';
 import type { RunSnapshot } from '../snapshot/run-snapshot.js';
 
 export { OutputValidationError } from '../core/structured-output.js';
@@ -128,5 +130,10 @@ export class Agent implements FramedChild {
   /** The ledger a run placed with `offered` accounts in: the delegator holds nothing for a child that reserves its calls there. */
   [CHILD_LEDGER](offered: Accounting | undefined): Accounting | undefined {
     return this.#core.accounting ?? offered;
+  }
+
+  /** Its door goes on from a suspended run (doorStart takes the placement's resume). */
+  [RESUMES_SUSPENDED](): boolean {
+    return true;
   }
 }

@@ -1,6 +1,7 @@
 import { ConfigurationError } from '../core/errors.js';
 import type { ChildOutcome, FramedChild, Placement } from '../delegation/framed-child.js';
 import { CHILD_LEDGER } from '../delegation/child-hold.js';
+import { RESUMES_SUSPENDED } from '../delegation/resumable-child.js';
 import type { Accounting } from '../accounting/accounting.js';
 import { assembleDelegation, DelegationCapability } from '../delegation/delegation-capability.js';
 import { ChildLifecycle } from '../delegation/lifecycle.js';
@@ -22,7 +23,8 @@ import { FrameworkConfig } from './framework-config.js';
 import { executeRun } from './run-loop.js';
 import { EventHub } from './run-events.js';
 import { type RunOptions } from './run-options.js';
-import { callerStart, doorStart, listenerErrorReporter, resumeStart, type ResumeOptions } from './run-start.js';
+import { callerStart, doorStart, listenerErrorReporter, resumeStart } from './run-start.js';
+import type { ResumeOptions } from './resume-options.js';
 import type { RunSnapshot } from '../snapshot/run-snapshot.js';
 
 export interface SymfonicAgentOptions {
@@ -147,6 +149,11 @@ export class SymfonicAgent implements FramedChild {
   /** The ledger a run placed with `offered` accounts in (its own collector first): the delegator holds nothing for a child that reserves its calls there. */
   [CHILD_LEDGER](offered: Accounting | undefined): Accounting | undefined {
     return this.#core.accounting ?? offered;
+  }
+
+  /** Its door goes on from a suspended run (doorStart takes the placement's resume). */
+  [RESUMES_SUSPENDED](): boolean {
+    return true;
   }
 
   /** Closes the children this agent built from specs. Children the caller built stay open. */

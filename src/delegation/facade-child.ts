@@ -7,6 +7,7 @@ import { DELEGATION_CAPABILITY } from './delegation-capability.js';
 import { isFramedChild, type ChildOutcome, type FramedChild, type Placement } from './framed-child.js';
 import { runWrapped } from './wrapped-child.js';
 import { CHILD_LEDGER, childLedger } from './child-hold.js';
+import { RESUMES_SUSPENDED, resumesSuspended } from './resumable-child.js';
 import type { Accounting } from '../accounting/accounting.js';
 
 interface FacadeLike {
@@ -71,6 +72,11 @@ export class FacadeChild implements ChildAgent, FramedChild {
   /** A symfonic facade's ledger (its runs reserve their own calls); a foreign facade accounts in none. */
   [CHILD_LEDGER](offered: Accounting | undefined): Accounting | undefined {
     return isFramedChild(this.agent) ? childLedger(this.agent, offered) : undefined;
+  }
+
+  /** A symfonic facade's door goes on from a suspended run; a foreign facade, called through run(), only starts afresh. */
+  [RESUMES_SUSPENDED](): boolean {
+    return isFramedChild(this.agent) && resumesSuspended(this.agent);
   }
 
   /** Runs the facade on the task alone, and translates its result into a child's answer. */

@@ -23,8 +23,21 @@ export interface RunSnapshot {
    * events number on from it (seq is per root, strictly increasing). Absent: no event was delivered.
    */
   readonly seq?: number;
+  /** The root's run options the snapshot cannot hold, which resume must be given again. Absent: none. */
+  readonly givenAgain?: GivenAgain;
   /** HMAC-SHA256 (hex) of the canonical JSON of the rest, with the agent's snapshotKey. */
   readonly signature?: string;
+}
+
+/**
+ * Run options of the suspended root that are not data (a ledger, a schema): that they were given
+ * is written down, so a resume without them is refused rather than run without them.
+ */
+export interface GivenAgain {
+  /** The root accounted in the metricsCollector of its run options (the agent has none of its own). */
+  readonly metricsCollector?: true;
+  /** The root was given an outputType: its answer is validated against the one resume is given. */
+  readonly outputType?: true;
 }
 
 /** The place in the tree only the root states; a child's is derived from its delegator's. */

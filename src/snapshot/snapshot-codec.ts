@@ -74,7 +74,8 @@ const suspendedRun: z.ZodType<SuspendedRun> = z.lazy(() =>
     .refine((run) => run.messages.length > 0 || 'remote' in run.waits, { message: 'a run that is not a remote child\'s holds at least one message', path: ['messages'] }),
 ) as z.ZodType<SuspendedRun>;
 
-const envelope = z.object({ version: z.literal(SNAPSHOT_VERSION), agent: z.string(), run: suspendedRun, seq: count.optional(), signature: z.string().regex(/^[0-9a-f]{64}$/).optional() }).strict();
+const givenAgain = z.object({ metricsCollector: z.literal(true).optional(), outputType: z.literal(true).optional() }).strict();
+const envelope = z.object({ version: z.literal(SNAPSHOT_VERSION), agent: z.string(), run: suspendedRun, seq: count.optional(), givenAgain: givenAgain.optional(), signature: z.string().regex(/^[0-9a-f]{64}$/).optional() }).strict();
 
 /** How deep runs nest, walked without recursion: a hostile snapshot must not overflow the stack. */
 function nesting(value: unknown): number {

@@ -5,7 +5,7 @@
  * one resume while the turn's other calls keep the results they had.
  */
 import { describe, expect, it } from 'vitest';
-import { MetricsCollector, SubAgent, SymfonicAgent, defineTool, type ChildAgent, type ChildRunOptions, type Interruption } from '../../src/index.js';
+import { ConfigurationError, MetricsCollector, OutputValidationError, SubAgent, SymfonicAgent, defineTool, type ChildAgent, type ChildRunOptions, type Interruption } from '../../src/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
 import { z } from 'zod';
 import { decideAll, payTree, runAgent, scope, toolResults } from './helpers.js';
@@ -269,21 +269,50 @@ describe('a run that cannot be resumed cannot suspend', () => {
 });
 
 describe("the root's run options across the pause", () => {
-  // DEFECT (reported to the lead): the root's RunOptions.outputType is neither in the snapshot
-  // (a schema is not data) nor taken by resume, so the resumed root's model is not asked for
-  // JSON and its answer is neither parsed nor validated: response.output is undefined.
-  it.fails("DEFECT: a root run given an outputType answers its validated output after the resume", async () => {
-    const wire = defineTool({ name: 'wire', description: 'Wires money.', input: z.object({}), needsApproval: true, execute: () => 'wired' });
-    const make = () =>
-      new SymfonicAgent({
-        name: 'teller',
-        tools: [wire],
-        modelProvider: scriptedModel((req) => (toolResults(req).length > 0 ? '{"ok":true}' : { toolCalls: [{ name: 'wire', arguments: {} }] })),
-      });
-    const Out = z.object({ ok: z.boolean() });
-    const r = await make().run('wire it', { scope, outputType: Out });
+  // A schema is not data: the snapshot records that the root was given one, and resume takes it
+  // again (ResumeOptions.outputType), or refuses before anything runs.
+  const wire = (ran: { n: number }) => defineTool({ name: 'wire', description: 'Wires money.', input: z.object({}), needsApproval: true, execute: () => (ran.n++, 'wired') });
+  const teller = (ran: { n: number }, answer = '{"ok":true}') =>
+    new SymfonicAgent({
+      name: 'teller',
+      tools: [wire(ran)],
+      modelProvider: scriptedModel((req) => (toolResults(req).length > 0 ? answer : { toolCalls: [{ name: 'wire', arguments: {} }] })),
+    });
+  const Out = z.object({ ok: z.boolean() });
+
+  it('a root run given an outputType answers its validated output after the resume', async () => {
+    const ran = { n: 0 };
+    const r = await teller(ran).run('wire it', { scope, outputType: Out });
     expect(r.status).toBe('suspended');
-    const done = await make().resume(r.snapshot!, { decisions: decideAll(r, { approve: true }) });
+    const done = await teller(ran).resume(JSON.stringify(r.snapshot), { decisions: decideAll(r, { approve: true }), outputType: Out });
+    expect(done.status).toBe('completed');
     expect(done.output).toEqual({ ok: true });
+    expect(ran.n).toBe(1);
+  });
+
+  it('the answer after the resume is validated against the schema given', async () => {
+    const ran = { n: 0 };
+    const r = await teller(ran).run('wire it', { scope, outputType: Out });
+    const err = await teller(ran, '{"ok":"yes"}').resume(r.snapshot!, { decisions: decideAll(r, { approve: true }), outputType: Out }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OutputValidationError);
+  });
+
+  it('a resume without the outputType the root was given is refused, naming the option, and nothing runs', async () => {
+    const ran = { n: 0 };
+    const r = await teller(ran).run('wire it', { scope, outputType: Out });
+    const again = teller(ran);
+    const err = await again.resume(r.snapshot!, { decisions: decideAll(r, { approve: true }) }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigurationError);
+    expect((err as Error).message).toMatch(/was run with an outputType[\s\S]*agent\.resume\(snapshot, \{ decisions, outputType \}\)/);
+    expect(ran.n).toBe(0);
+  });
+
+  it('an outputType that is not a zod schema is refused by name', async () => {
+    const ran = { n: 0 };
+    const r = await teller(ran).run('wire it', { scope, outputType: Out });
+    const err = await teller(ran).resume(r.snapshot!, { decisions: decideAll(r, { approve: true }), outputType: { ok: 'boolean' } as never }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigurationError);
+    expect((err as Error).message).toMatch(/outputType must be a zod schema/);
+    expect(ran.n).toBe(0);
   });
 });

@@ -4,7 +4,7 @@
  * usage each scripted model reported, counted at the models.
  */
 import { describe, expect, it } from 'vitest';
-import { InMemoryBudgetStore, MetricsCollector, SubAgent, SymfonicAgent, TenantBudgets } from '../../src/index.js';
+import { ConfigurationError, InMemoryBudgetStore, MetricsCollector, SubAgent, SymfonicAgent, TenantBudgets } from '../../src/index.js';
 import { BILL, PRICES, billed, costOf, decideAll, payTree, scope, sum, tokens, type PayTree } from './helpers.js';
 
 const TENANT = scope.tenantId;
@@ -95,11 +95,9 @@ describe('the ledger across a resume in a fresh collector (another process)', ()
 });
 
 describe('a run given its ledger in its run options', () => {
-  // DEFECT (reported to the lead): ResumeOptions takes no metricsCollector and the snapshot
-  // cannot carry one, so a tree whose root was given its ledger in RunOptions resumes into the
-  // agent's private collector: the calls after the pause are missing from the caller's ledger
-  // and its budget store, and no budget applies to them (next test).
-  it.fails('DEFECT: the resumed tree is charged to the ledger the run was given, not to one the caller never sees', async () => {
+  // A collector is not data: the snapshot records that the root was given one, and resume takes
+  // it again (ResumeOptions.metricsCollector), or refuses before anything runs.
+  it('the resumed tree is charged to the ledger the run was given, not to one the caller never sees', async () => {
     const store = new InMemoryBudgetStore();
     const collector = budgeted(store);
     // Agents with no ledger of their own: the caller's run options name it, as a server would per request.
@@ -107,26 +105,76 @@ describe('a run given its ledger in its run options', () => {
     const r = await t.boss.run('pay the bill', { scope, metricsCollector: collector });
     const before = reported(t);
     expect(tokens(collector.tenant(TENANT).usage)).toEqual(before.usage);
-    // resume takes no metricsCollector (ResumeOptions: decisions, signal, onEvent, askUser): the
-    // calls after the pause should still land in the run's ledger and its budget store.
-    const done = await t.boss.resume(r.snapshot!, { decisions: decideAll(r, { approve: true }) });
+    const done = await t.boss.resume(r.snapshot!, { decisions: decideAll(r, { approve: true }), metricsCollector: collector });
     const all = reported(t);
+    expect([t.models.boss.calls.length, t.models.manager.calls.length, t.models.clerk.calls.length]).toEqual([2, 2, 2]);
     expect(tokens(done.totalUsage)).toEqual(all.usage);
     expect(done.accounting.ledger).toBe(collector.id);
     expect(tokens(collector.tenant(TENANT).usage)).toEqual(all.usage);
     expect(store.usage(TENANT, undefined, Date.now()).spent.tokens).toBe(all.usage.inputTokens + all.usage.outputTokens);
   });
+
+  it('resumed in another process, the ledger given there takes the calls after the pause', async () => {
+    const store = new InMemoryBudgetStore();
+    const first = budgeted(store);
+    const before = payTree();
+    const r = await before.boss.run('pay the bill', { scope, metricsCollector: first });
+    const spentBefore = reported(before);
+    const second = budgeted(store);
+    const after = payTree();
+    const done = await after.boss.resume(JSON.stringify(r.snapshot), { decisions: decideAll(r, { approve: true }), metricsCollector: second });
+    const spentAfter = reported(after);
+    expect(done.accounting.ledger).toBe(second.id);
+    expect(tokens(second.tenant(TENANT).usage)).toEqual(spentAfter.usage);
+    expect(tokens(done.totalUsage)).toEqual(sum(spentBefore.usage, spentAfter.usage));
+    expect(store.usage(TENANT, undefined, Date.now()).spent.tokens).toBe(tokens(done.totalUsage).inputTokens + tokens(done.totalUsage).outputTokens);
+  });
+
+  it('a resume without the ledger the run was given is refused, naming the option, and nothing runs', async () => {
+    const collector = budgeted(new InMemoryBudgetStore());
+    const t = payTree();
+    const r = await t.boss.run('pay the bill', { scope, metricsCollector: collector });
+    const again = payTree();
+    const err = await again.boss.resume(r.snapshot!, { decisions: decideAll(r, { approve: true }) }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigurationError);
+    expect((err as Error).message).toMatch(/metricsCollector in its run options[\s\S]*agent\.resume\(snapshot, \{ decisions, metricsCollector \}\)/);
+    expect([again.models.boss.calls.length, again.models.manager.calls.length, again.models.clerk.calls.length]).toEqual([0, 0, 0]);
+    expect(again.paid).toEqual([]);
+  });
+
+  it('a resume whose metricsCollector is no ledger is refused by name', async () => {
+    const t = payTree();
+    const r = await t.boss.run('pay the bill', { scope });
+    const err = await t.boss.resume(r.snapshot!, { decisions: decideAll(r, { approve: true }), metricsCollector: {} as MetricsCollector }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigurationError);
+    expect((err as Error).message).toMatch(/metricsCollector must be a MetricsCollector/);
+  });
 });
 
 describe('a budget given in the run options across the pause', () => {
-  // The same defect, as a budget escape: the retry is made although the tenant is still over its limit.
-  it.fails('DEFECT: a retry while the tenant is still over its limit suspends again', async () => {
+  // The retry is made against the budget as it is now, in the run's own ledger: still over its
+  // limit, the tree suspends again with a new snapshot, and the refused call is not made.
+  it('a retry while the tenant is still over its limit suspends again', async () => {
     const collector = new MetricsCollector({ budgets: new TenantBudgets({ limits: { [TENANT]: { maxTokens: 10 } }, onExceeded: 'suspend' }) });
     const t = payTree();
     const r = await t.boss.run('pay the bill', { scope, metricsCollector: collector });
     expect(r.interruptions.map((i) => i.kind)).toEqual(['budget']);
-    const again = await t.boss.resume(r.snapshot!, { decisions: decideAll(r, { retry: true }) });
-    expect(again.status).toBe('suspended');
+    // Without the ledger the run was given, the retry is refused rather than made under no budget.
+    const escape = await t.boss.resume(r.snapshot!, { decisions: decideAll(r, { retry: true }) }).catch((e: unknown) => e);
+    expect(escape).toBeInstanceOf(ConfigurationError);
     expect(t.models.boss.calls).toHaveLength(0);
+    const again = await t.boss.resume(r.snapshot!, { decisions: decideAll(r, { retry: true }), metricsCollector: collector });
+    expect(again.status).toBe('suspended');
+    expect(again.runId).toBe(r.runId);
+    expect(again.interruptions).toMatchObject([{ kind: 'budget', tenantId: TENANT, limitName: 'maxTokens', runId: r.runId }]);
+    expect(again.snapshot).not.toBeNull();
+    expect(again.snapshot).not.toBe(r.snapshot);
+    expect(t.models.boss.calls).toHaveLength(0);
+    expect(tokens(collector.tenant(TENANT).usage)).toEqual({ inputTokens: 0, outputTokens: 0 });
+    // The new snapshot goes on once the tenant may spend (its limit raised): the retry is made then.
+    const roomy = new MetricsCollector({ budgets: new TenantBudgets({ limits: { [TENANT]: { maxTokens: 1_000_000 } }, onExceeded: 'suspend' }) });
+    const done = await t.boss.resume(again.snapshot!, { decisions: decideAll(again, { retry: true }), metricsCollector: roomy });
+    expect(done.status).toBe('suspended');
+    expect(t.models.boss.calls).toHaveLength(1);
   });
 });

@@ -7,7 +7,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { Agent, DuplicateRunError, MetricsCollector, SnapshotError, SubAgent, SymfonicAgent, defineTool, type ChildAgent, type ChildRunOptions, type Message, type ModelProvider, type RunSnapshot } from '../../src/index.js';
+import { Agent, DuplicateRunError, FacadeChild, MetricsCollector, SnapshotError, SubAgent, SymfonicAgent, defineTool, type ChildAgent, type ChildRunOptions, type Message, type ModelProvider, type RunSnapshot } from '../../src/index.js';
+import { remoteChild } from '../../src/remote/index.js';
+import { scriptedModel } from '../../src/testing/index.js';
 import { KEY_A, KEY_B, decideAll, modelCalls, payTree, scope, type PayTree } from './helpers.js';
 
 const T = { timeout: 20_000 };
@@ -148,12 +150,10 @@ describe('snapshots refused whatever the key', () => {
     await refused(s, decideAll(r, { approve: true }), /"accountant".*its children: "manager"/);
   });
 
-  // DEFECT (reported to the lead): checkRoster checks a suspended child's name only. When the
-  // entry under that name can no longer go on from a snapshot (now behind a wrapper of the
-  // user's: the wrapped-child adapter ignores placement.resume), resume passes every check, the
-  // child is started afresh from its task under the old run id (its first model call made and
-  // charged again), the approval given is silently dropped, and the tree "completes".
-  it.fails('DEFECT: a suspended child whose roster entry can no longer resume is refused before anything runs', T, async () => {
+  // The name is not enough: an entry that can no longer go on from a snapshot (now behind a
+  // wrapper of the user's, or remote) would start the child afresh under its old run id, its
+  // first model call made and charged again and the approval dropped.
+  it('a suspended child whose roster entry can no longer resume is refused before anything runs', T, async () => {
     const t = payTree();
     const r = await t.manager.run('pay the bill', { scope });
     expect(r.interruptions.map((i) => i.agent)).toEqual(['clerk']);
@@ -162,7 +162,44 @@ describe('snapshots refused whatever the key', () => {
     const manager = new SymfonicAgent({ name: 'manager', modelProvider: fresh.models.manager, subAgents: [new SubAgent({ name: 'clerk', agent: wrapped, description: 'Pays bills.' })] });
     const err = await manager.resume(JSON.stringify(r.snapshot), { decisions: decideAll(r, { approve: true }) }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SnapshotError);
+    const clerkRunId = r.interruptions[0]!.runId;
+    expect((err as Error).message).toContain(`child run "${clerkRunId}" of "clerk" (a child of "manager") cannot go on here`);
+    expect((err as Error).message).toMatch(/roster it was written with/);
     expect(modelCalls(fresh)).toBe(0);
+    expect(fresh.paid).toEqual([]);
+  });
+
+  it('a suspended child now a remote agent under the same name is refused before anything runs', T, async () => {
+    const t = payTree();
+    const r = await t.boss.run('pay the bill', { scope });
+    const fresh = payTree();
+    // Nothing listens there: the refusal must come before any call is tried.
+    const boss = new SymfonicAgent({ name: 'boss', modelProvider: fresh.models.boss, subAgents: [remoteChild({ name: 'manager', url: 'http://127.0.0.1:9/', description: 'Gets things done.' })] });
+    const err = await boss.resume(r.snapshot!, { decisions: decideAll(r, { approve: true }) }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SnapshotError);
+    expect((err as Error).message).toMatch(/of "manager" is not the remote task it was: "manager" here is a remote child, and the snapshot's run is a local one/);
+    expect(modelCalls(fresh)).toBe(0);
+  });
+
+  it('a symfonic facade behind FacadeChild still resumes; a foreign facade there does not', T, async () => {
+    let ran = 0;
+    const wire = defineTool({ name: 'wire', description: 'Wires money.', input: z.object({}), needsApproval: true, execute: () => (ran++, 'wired') });
+    const teller = () => new Agent({ name: 'teller', modelProvider: scriptedModel((req) => (req.messages.some((m) => m.role === 'tool') ? 'wired it' : { toolCalls: [{ name: 'wire', arguments: {} }] })), tools: [wire] });
+    const desk = (child: unknown) =>
+      new SymfonicAgent({
+        name: 'desk',
+        modelProvider: scriptedModel((req) => (req.messages.some((m) => m.role === 'tool') ? 'done' : { toolCalls: [{ name: 'run_agent', arguments: { name: 'teller', task: 'wire it' } }] })),
+        subAgents: [new SubAgent({ name: 'teller', agent: child as ChildAgent, description: 'Wires money.' })],
+      });
+    const r = await desk(new FacadeChild(teller())).run('wire the money', { scope });
+    expect(r.status).toBe('suspended');
+    const done = await desk(new FacadeChild(teller())).resume(r.snapshot!, { decisions: decideAll(r, { approve: true }) });
+    expect(done.finalResponse).toBe('done');
+    expect(ran).toBe(1);
+    const foreign = { run: async () => ({ text: 'wired, I promise' }) };
+    const err = await desk(new FacadeChild(foreign)).resume(r.snapshot!, { decisions: decideAll(r, { approve: true }) }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SnapshotError);
+    expect(ran).toBe(1);
   });
 
   it('runs nested 10,000 deep (as text and as an object): refused without overflowing the stack', T, async () => {
