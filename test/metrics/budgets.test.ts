@@ -4,7 +4,7 @@
  * report no more than was reserved, and overshoots by at most the in-flight excess when they do.
  * Refusals name their figures; windows roll; the default limit covers unknown tenants; a second-series soft limit (warnAt) is refused, naming thresholds; a failed call gives its reservation back.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   BudgetExceededError,
   ConfigurationError,
@@ -287,18 +287,25 @@ describe('rolling windows', () => {
   });
 
   it('an agent refused by a windowed limit runs again once the window has passed', async () => {
-    const { store, agent } = budgetAgent({
-      limits: { t: { maxTokens: 200, windowMs: 40 } },
-      maxTokens: 50,
-      responder: () => ({ text: 'done', usage: usage(100, 50) }),
-    });
-    await agent.run('one', { scope: { tenantId: 't' } });
-    await expect(agent.run('two', { scope: { tenantId: 't' } })).rejects.toBeInstanceOf(BudgetExceededError);
-    // A generous wait past the window: the assertion is about what rolled out, not about speed.
-    await new Promise((r) => setTimeout(r, 120));
-    const three = await agent.run('three', { scope: { tenantId: 't' } });
-    expect(three.finalResponse).toBe('done');
-    expect(store.usage('t', 40, Date.now() - 1000).spent.tokens).toBeGreaterThan(0);
+    // Budgets read the clock through Date.now(): a faked clock moves the window, so a slow
+    // machine cannot let it roll between the first two runs.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      const { store, agent } = budgetAgent({
+        limits: { t: { maxTokens: 200, windowMs: 60_000 } },
+        maxTokens: 50,
+        responder: () => ({ text: 'done', usage: usage(100, 50) }),
+      });
+      await agent.run('one', { scope: { tenantId: 't' } });
+      await expect(agent.run('two', { scope: { tenantId: 't' } })).rejects.toBeInstanceOf(BudgetExceededError);
+      vi.setSystemTime(Date.now() + 60_001);
+      const three = await agent.run('three', { scope: { tenantId: 't' } });
+      expect(three.finalResponse).toBe('done');
+      // Only the third run's spend is inside the window now.
+      expect(store.usage('t', 60_000, Date.now()).spent.tokens).toBe(150);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 
