@@ -13,14 +13,21 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT, poll } from '../support/stack.js';
 import { executions, spawnWorker, stackDatabase } from './dbos-workers.js';
 
+// Where a state folder's cluster lives (.stack/postgres, or /var/tmp when run as root under a
+// folder the postgres user cannot pass): the script's own rule, read from the script.
+const specifier: string = '../../../scripts/stack-postgres.mjs';
+const { postgresHome } = (await import(specifier)) as { postgresHome: (stateDir: string) => string };
+
 const stateDir = process.env['SYMFONIC_STACK_DIR'] || join(ROOT, '.stack');
 const scratch = join(stateDir, `e2e-durable-${process.pid}`);
 mkdirSync(scratch, { recursive: true });
 // The server runs as the postgres user when the tests run as root: it must reach these folders.
 chmodSync(scratch, 0o755);
+const scratchHome = postgresHome(scratch);
 
 afterAll(() => {
   rmSync(scratch, { recursive: true, force: true });
+  rmSync(scratchHome, { recursive: true, force: true });
 });
 
 function pidOf(dir: string, service: string): number {
@@ -63,14 +70,14 @@ function freeBase(): Promise<number> {
 }
 
 describe("the stack's PostgreSQL", () => {
-  it('runs on loopback as a user PostgreSQL accepts, with its data under .stack/postgres', () => {
+  it('runs on loopback as a user PostgreSQL accepts, with its data under .stack/postgres (or where its user can reach)', () => {
     const pid = pidOf(stateDir, 'postgres');
     const args = argsOf(pid);
     expect(args.slice(args.indexOf('-h'), args.indexOf('-h') + 2)).toEqual(['-h', '127.0.0.1']);
-    expect(args[args.indexOf('-D') + 1]).toBe(join(stateDir, 'postgres', 'data'));
+    expect(args[args.indexOf('-D') + 1]).toBe(join(postgresHome(stateDir), 'data'));
     expect(new URL(process.env['SYMFONIC_STACK_POSTGRES']!).port).toBe(args[args.indexOf('-p') + 1]);
     // The postmaster's own record names the pid the script keeps.
-    expect(Number(readFileSync(join(stateDir, 'postgres', 'data', 'postmaster.pid'), 'utf8').split('\n')[0])).toBe(pid);
+    expect(Number(readFileSync(join(postgresHome(stateDir), 'data', 'postmaster.pid'), 'utf8').split('\n')[0])).toBe(pid);
     if (process.getuid?.() === 0) expect(uidOf(pid)).not.toBe(0);
   });
 
@@ -79,10 +86,10 @@ describe("the stack's PostgreSQL", () => {
     const env = { SYMFONIC_STACK_DIR: scratch, SYMFONIC_STACK_PORT_BASE: String(base) };
     const url = `postgresql://symfonic@127.0.0.1:${base + 432}/durable_e2e`;
     const workerEnv = { DBOS_URL: url, EXECUTIONS: join(scratch, 'cluster.log') };
-    expect(existsSync(join(scratch, 'postgres', 'data', 'PG_VERSION'))).toBe(false);
+    expect(existsSync(join(scratchHome, 'data', 'PG_VERSION'))).toBe(false);
     stack(['up', 'postgres'], env);
     try {
-      expect(existsSync(join(scratch, 'postgres', 'data', 'PG_VERSION'))).toBe(true);
+      expect(existsSync(join(scratchHome, 'data', 'PG_VERSION'))).toBe(true);
       const first = pidOf(scratch, 'postgres');
       const args = argsOf(first);
       expect(args.slice(args.indexOf('-h'), args.indexOf('-h') + 3)).toEqual(['-h', '127.0.0.1', '-p']);
