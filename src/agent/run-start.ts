@@ -90,7 +90,8 @@ function wrappedStart(core: AgentCore, call: WrappedCall, request: RunRequest, h
     // it), so the tenant's budget holds it and a delegator open there rolls it up; under an id
     // of its own, since the options passed on name the first run's.
     const later: RunRequest = { ...request, scope: request.scope ?? placed.scope, runId: request.runId === placed.runId ? undefined : request.runId, accounting: call.placement.accounting ?? request.accounting };
-    return rootStart(core, later, hub, false);
+    // It reports to the call as it closes, so spend in a ledger of its own is taken in too.
+    return { ...rootStart(core, later, hub, false), wrapped: call };
   }
   call.taken = true;
   const parent = request.signal === undefined ? placed.signal : AbortSignal.any([placed.signal, request.signal]);

@@ -164,6 +164,7 @@ export class ChildCall {
   private absorb(account: RunAccount | undefined, spent: Spent): void {
     this.call.spent = { usage: spent.totalUsage, costUsd: spent.totalCostUsd };
     if (account === undefined) return;
+    for (const other of (spent as ChildOutcome).elsewhere ?? NO_SPEND) account.absorbChild(other);
     const before = this.resume?.run.figures;
     if (before === undefined) return account.absorbChild(spent);
     const since = spentSince(spent, before);
@@ -294,6 +295,8 @@ export class ChildCall {
     }
   }
 }
+
+const NO_SPEND: readonly Spent[] = [];
 
 /** What a resumed child spent after the pause: its totals less those it suspended with; undefined when nothing. */
 function spentSince(spent: Spent, before: RunFigures): Spent | undefined {

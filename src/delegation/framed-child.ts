@@ -15,6 +15,11 @@ export interface ChildOutcome extends Spent {
   readonly status?: 'completed' | 'suspended';
   readonly interruptions?: readonly Interruption[];
   readonly suspension?: SuspendedRun;
+  /**
+   * Spend of later runs inside a wrapped child that accounted in ledgers of their own (a wrapper
+   * that runs a second agent with its own collector): taken in beside the outcome's, each once.
+   */
+  readonly elsewhere?: readonly Spent[];
 }
 
 /** A suspended run to go on with, and the decisions for its tree's interruptions. */

@@ -24,11 +24,27 @@ export class WrappedCall {
   taken = false;
   /** What the inner symfonic run spent, reported as it closed. */
   private spent: Spent | undefined;
+  /** What later runs inside it spent in ledgers other than the delegator's, which no total holds yet. */
+  private others: Spent[] | undefined;
 
   constructor(readonly placement: Placement) {}
 
+  /**
+   * A run inside the call closed. The first is the child's; a later one accounted in the
+   * delegator's ledger is in its books already, and one that accounted elsewhere (an agent with a
+   * collector of its own) is kept to be taken in beside the child's answer.
+   */
   report(spent: Spent): void {
-    this.spent = spent;
+    if (this.spent === undefined) {
+      this.spent = spent;
+      return;
+    }
+    if (spent.accounting !== undefined && spent.accounting.ledger === this.placement.accounting?.id) return;
+    (this.others ??= []).push(spent);
+  }
+
+  get elsewhere(): readonly Spent[] | undefined {
+    return this.others;
   }
 
   get reported(): Spent | undefined {
@@ -73,5 +89,6 @@ export async function runWrapped(agent: ChildAgent, task: string, placement: Pla
     if (error instanceof RunFailure) throw error;
     throw new RunFailure(error, call.reported ?? foreignSpent(frame.runId, task, ''));
   }
-  return foreignOutcome(frame.runId, task, reply, call.reported);
+  const outcome = foreignOutcome(frame.runId, task, reply, call.reported);
+  return call.elsewhere === undefined ? outcome : { ...outcome, elsewhere: call.elsewhere };
 }

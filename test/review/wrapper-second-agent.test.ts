@@ -99,10 +99,9 @@ describe('a wrapper child that runs two agents, one after the other', () => {
     expect(store.usage('acme', undefined, Date.now()).spent.tokens).toBe(ALL);
   });
 
-  // Reported, not fixed: an editor with a ledger of its own accounts there, and the adapter keeps
-  // only the first run's report, so what the editor spent is taken into neither the delegator's
-  // totals nor its store (the adapter would have to take in each later run's report too).
-  it.fails("DEFECT: a second agent with a ledger of its own is taken in from what it reported", async () => {
+  // An editor with a ledger of its own accounts there; the adapter takes in what it reported as
+  // it closed, beside the first run's answer, so the delegator's totals and store hold it too.
+  it("a second agent with a ledger of its own is taken in from what it reported", async () => {
     const store = new InMemoryBudgetStore();
     const collector = budgeted(store, 1_000_000);
     const r = await tree(collector, { editorLedger: new MetricsCollector() }).run('go', { scope });
