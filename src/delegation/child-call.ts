@@ -34,6 +34,8 @@ export class ChildCall {
   private signal: OwnedSignal | undefined;
   private release: (() => void) | undefined;
   private running: Promise<ChildOutcome> | undefined;
+  /** When the child's own time limit (childTimeoutMs) runs out, by the clock its deadline is set by. */
+  private limitAt: number | undefined;
 
   constructor(
     private readonly policy: ChildPolicy,
@@ -82,6 +84,7 @@ export class ChildCall {
     const signal = (this.signal = childSignal(ctx.signal, policy.childTimeoutMs));
     try {
       const child = childFrame(this.frame, { runId: this.childRunId, signal: signal.signal, traceContext: ctx.traceContext, maxDepth: this.ceiling, timeoutMs: policy.childTimeoutMs });
+      if (policy.childTimeoutMs !== undefined) this.limitAt = child.deadline;
       const placement = { frame: child, accounting: ctx.account?.accounting, outputType: this.outputType, resume: this.resume };
       this.running = startHeld(ctx.account, policy.roster.find(name), this.task, placement, () => policy.roster.start(name, this.task, placement));
     } catch (error) {
@@ -174,7 +177,10 @@ export class ChildCall {
 
   private refusalFor(error: unknown): Refusal {
     const e = error instanceof Error ? error : new Error(String(error));
-    return this.refusalFrom(e.name, e.message, this.signal?.timedOut === true);
+    // A child that stopped on its deadline (a remote one, whose server holds the same deadline)
+    // can answer before this process's timer fires: past the limit, its abort is the timeout.
+    const pastLimit = this.limitAt !== undefined && Date.now() >= this.limitAt && (e.name === 'AbortError' || e.name === 'TimeoutError');
+    return this.refusalFrom(e.name, e.message, this.signal?.timedOut === true || pastLimit);
   }
 
   /** What the model reads of a child that did not answer: from the error's name and message, so a recorded failure reads the same. */
@@ -246,6 +252,7 @@ export class ChildCall {
     const signal = (this.signal = childSignal(ctx.signal, policy.childTimeoutMs));
     try {
       const child = childFrame(this.frame, { runId: this.childRunId, signal: signal.signal, traceContext: ctx.traceContext, maxDepth: this.ceiling, timeoutMs: policy.childTimeoutMs });
+      if (policy.childTimeoutMs !== undefined) this.limitAt = child.deadline;
       const placement = { frame: child, accounting: ctx.account?.accounting, outputType: this.outputType, resume: this.resume, driver };
       this.running = startHeld(ctx.account, policy.roster.find(name), this.task, placement, () => policy.roster.start(name, this.task, placement));
     } catch (error) {
