@@ -1,6 +1,7 @@
 import { trace } from '@opentelemetry/api';
 import type { Interruption } from '../core/interruption.js';
 import { RunFailure, type RunFigures, type Spent } from '../core/run-outcome.js';
+import { loggableError } from '../core/redact.js';
 import type { RunWait } from '../snapshot/run-snapshot.js';
 import { SNAPSHOT_VERSION, type RunSnapshot, type SuspendedRun } from '../snapshot/run-snapshot.js';
 import { sealSnapshot } from '../snapshot/snapshot-codec.js';
@@ -39,7 +40,7 @@ export function closeRun(run: RunState, exit: Exit, figures: RunFigures, started
   run.wrapped?.report(spent);
   const durationMs = performance.now() - started;
   if ('error' in exit) {
-    if (core.logger.isLevelEnabled('warn')) run.log().warn({ err: exit.error }, 'run failed');
+    if (core.logger.isLevelEnabled('warn')) run.log().warn({ err: loggableError(exit.error) }, 'run failed');
     throw run.atDoor ? new RunFailure(exit.error, spent) : exit.error;
   }
   if (core.logger.isLevelEnabled('debug')) run.log().debug({ duration_ms: durationMs, delegated_to: delegatedTo, suspended: suspended !== undefined }, 'run ended');

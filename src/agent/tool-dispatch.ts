@@ -203,21 +203,21 @@ class ToolCallInFlight {
     } catch (error) {
       return this.threw(error);
     }
-    if (!isPromise(pending)) return Promise.resolve(this.settled(pending));
+    if (!isPromise(pending)) return Promise.resolve(this.settled(tool, pending));
     return raceAbort(Promise.resolve(pending), run.signal, `tool "${this.call.name}"`).then(
-      (result) => this.settled(result),
+      (result) => this.settled(tool, result),
       (e: unknown) => this.threw(e),
     );
   }
 
-  private settled(result: unknown): Message | PausedCall {
+  private settled(tool: Tool, result: unknown): Message | PausedCall {
     const { run, span, call } = this;
     if (result instanceof PausedCall) {
       span.end();
       return result;
     }
     if (result instanceof Question) return pause(run, span, call, this.index, 'question', { question: result.question });
-    return finish(run, span, call, toolResultText(result), true);
+    return finish(run, span, call, toolResultText(result, tool), true);
   }
 
   private threw(error: unknown): Promise<Message> {

@@ -3,6 +3,7 @@ import { NAME_PATTERN } from '../core/defaults.js';
 import { ConfigurationError } from '../core/errors.js';
 import { checked, named, readOptions } from '../core/options.js';
 import type { ToolDefinition } from '../model/types.js';
+import { maxResultCharsOption } from './result-bound.js';
 import type { ToolContext } from './tool-context.js';
 
 export { NAME_PATTERN };
@@ -21,6 +22,11 @@ export interface Tool<Input = unknown> {
    * runs (or is declined) when agent.resume brings the decision. A function decides per call.
    */
   readonly needsApproval?: NeedsApproval<Input> | undefined;
+  /**
+   * The most characters of one result the model reads (a result is its text, or its JSON); past
+   * it the result is cut, with a note saying so. Default 100,000.
+   */
+  readonly maxResultChars?: number | undefined;
   execute(input: Input, ctx: ToolContext): unknown;
 }
 
@@ -37,6 +43,8 @@ export interface ToolSpec<S extends ZodType> {
   execute(input: z.output<S>, ctx: ToolContext): unknown;
   writeSurface?: boolean;
   needsApproval?: NeedsApproval<z.output<S>>;
+  /** The most characters of one result the model reads; longer results are cut, saying so. Default 100,000. */
+  maxResultChars?: number;
 }
 
 const specSchema = z
@@ -47,6 +55,7 @@ const specSchema = z
     execute: checked<unknown>((e) => typeof e === 'function', 'needs an execute(input, ctx) function.'),
     writeSurface: checked<boolean>((w) => typeof w === 'boolean', 'writeSurface must be true or false.').optional(),
     needsApproval: checked<unknown>((a) => typeof a === 'boolean' || typeof a === 'function', 'needsApproval must be a boolean or a function (input, ctx) => boolean | Promise<boolean>.').optional(),
+    maxResultChars: maxResultCharsOption.optional(),
   })
   .strict();
 
@@ -76,6 +85,7 @@ export function defineTool<S extends ZodType>(spec: ToolSpec<S>): Tool<z.output<
     input: spec.input,
     writeSurface: spec.writeSurface === true,
     needsApproval: spec.needsApproval === false ? undefined : spec.needsApproval,
+    maxResultChars: spec.maxResultChars,
     execute: spec.execute,
   }) as Tool<z.output<S>>;
 }

@@ -2,8 +2,7 @@
  * What an MCP `tools/call` answers, as the text of the tool message the model reads: structured
  * content as JSON when the server gave it (its text blocks are meant to repeat it), else the text
  * blocks joined, with images, audio and resources described in one line each. A result longer
- * than the caller's limit is cut, with a note saying so, since every character of it goes to the
- * model and stays in the run's history for every later call.
+ * than the caller's limit is cut where every tool's result is (result-bound.ts).
  */
 
 /** What `tools/call` answers, as far as it is turned into a tool message. */
@@ -42,13 +41,4 @@ export function resultText(result: McpCallResult): string {
   if (result.structuredContent !== undefined) return JSON.stringify(result.structuredContent);
   if (result.content === undefined && result.toolResult !== undefined) return JSON.stringify(result.toolResult);
   return contentText(result);
-}
-
-/** `text` cut to `max` characters, with a note for the model (and anyone reading the trace). */
-export function capped(text: string, max: number, tool: string): string {
-  if (text.length <= max) return text;
-  return (
-    `${text.slice(0, max)}\n[symfonic cut this result of the MCP tool "${tool}": it was ${text.length} characters, ` +
-    `the first ${max} are above (mcpTools' maxResultChars).]`
-  );
 }

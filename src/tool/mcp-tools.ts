@@ -1,7 +1,8 @@
 import { z, type ZodType } from 'zod';
 import { ConfigurationError, SymfonicError } from '../core/errors.js';
 import { NAME_PATTERN, type Tool } from './define-tool.js';
-import { capped, contentText, resultText, type McpCallResult } from './mcp-result.js';
+import { contentText, resultText, type McpCallResult } from './mcp-result.js';
+import { capped, DEFAULT_MAX_RESULT_CHARS, maxResultCharsOption } from './result-bound.js';
 import type { ToolContext } from './tool-context.js';
 
 export type { McpCallResult };
@@ -78,11 +79,10 @@ const OptionsSchema = z.strictObject({
   needsApproval: z
     .union([z.boolean(), z.custom<(tool: string, input: unknown) => boolean>(isFunction)], { error: 'needsApproval must be true, false or a function (tool, input) => boolean' })
     .optional(),
-  maxResultChars: z.int('maxResultChars must be a whole number of characters').positive('maxResultChars must be greater than 0').optional(),
+  maxResultChars: maxResultCharsOption.optional(),
   maxTools: z.int('maxTools must be a whole number').positive('maxTools must be greater than 0').optional(),
 });
 
-const DEFAULT_MAX_RESULT_CHARS = 100_000;
 /** OpenAI's limit on tools in one request; more definitions also crowd every call's context. */
 const DEFAULT_MAX_TOOLS = 128;
 
@@ -187,6 +187,7 @@ function toTool(client: McpClient, info: McpToolInfo, name: string, settings: Se
     input: inputSchemaOf(info),
     // MCP's own default: a tool may change the world unless its server, or the caller, says it only reads.
     writeSurface: !isReadOnly(info, settings.readOnly),
+    maxResultChars: settings.maxResultChars,
     ...(approval === undefined ? {} : { needsApproval: typeof approval === 'function' ? (input: Record<string, unknown>) => approval(info.name, input) : approval }),
     async execute(input: Record<string, unknown>, ctx: ToolContext) {
       const result = await client.callTool({ name: info.name, arguments: input }, undefined, { signal: ctx.signal });
@@ -196,7 +197,8 @@ function toTool(client: McpClient, info: McpToolInfo, name: string, settings: Se
         const text = contentText(result) || `the MCP tool "${info.name}" reported an error without text`;
         throw new McpToolError(info.name, capped(text, settings.maxResultChars, info.name));
       }
-      return capped(resultText(result ?? {}), settings.maxResultChars, info.name);
+      // Cut where every tool's result is, to this tool's maxResultChars.
+      return resultText(result ?? {});
     },
   });
 }

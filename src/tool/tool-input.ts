@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Tool } from './define-tool.js';
+import { capped, resultBoundOf } from './result-bound.js';
 
 export type ParsedInput = { ok: true; value: unknown } | { ok: false; problem: string };
 
@@ -45,8 +46,12 @@ function parseAndValidate(tool: Tool, raw: string): ParsedInput {
   return { ok: true, value: parsed.data };
 }
 
-/** A tool's return value as the text the model reads. */
-export function toolResultText(value: unknown): string {
+/** A tool's return value as the text the model reads, cut to the tool's bound. */
+export function toolResultText(value: unknown, tool: Pick<Tool, 'name' | 'maxResultChars'>): string {
+  return capped(resultTextOf(value), resultBoundOf(tool), tool.name);
+}
+
+function resultTextOf(value: unknown): string {
   if (typeof value === 'string') return value;
   if (value === undefined) return '';
   try {

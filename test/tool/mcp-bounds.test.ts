@@ -51,15 +51,18 @@ describe('a result too large for the model', () => {
     const message = model.calls[1]!.messages.find((m) => m.role === 'tool')!.content;
     expect(message.length).toBeLessThan(100_000 + 300);
     expect(message.startsWith('x'.repeat(100_000))).toBe(true);
-    expect(message).toContain(`[symfonic cut this result of the MCP tool "t0": it was ${FIFTY_MB} characters, the first 100000 are above (mcpTools' maxResultChars).]`);
+    expect(message).toContain(`[symfonic cut this result of the tool "t0": it was ${FIFTY_MB} characters, the first 100000 are above (raise the tool's maxResultChars (in defineTool, or in mcpTools for an MCP server's tools)).]`);
   });
 
   it('keeps a result within the limit whole, and takes a limit of the caller’s', async () => {
     const client = await serverWith(1, () => text('y'.repeat(5_000)));
     const [whole] = await mcpTools(client);
     expect(await whole!.execute({}, ctx)).toBe('y'.repeat(5_000));
-    const [small] = await mcpTools(client, { maxResultChars: 1_000 });
-    const cut = String(await small!.execute({}, ctx));
+    const small = await mcpTools(client, { maxResultChars: 1_000 });
+    expect(small[0]!.maxResultChars).toBe(1_000);
+    const model = scriptedModel([{ toolCalls: [{ name: 't0', arguments: {} }] }, 'Summarised.']);
+    await new SymfonicAgent({ name: 'reader', modelProvider: model, tools: small }).run('Read it.');
+    const cut = model.calls[1]!.messages.find((m) => m.role === 'tool')!.content;
     expect(cut.startsWith(`${'y'.repeat(1_000)}\n[symfonic cut`)).toBe(true);
     expect(cut).toContain('it was 5000 characters, the first 1000 are above');
   });
