@@ -11,7 +11,7 @@ import { spentReport, usageReport, type UsageReport } from './usage-report.js';
 import { TASK_STATE, TERMINAL_STATES, type TaskStateNumber } from './wire.js';
 
 /** What a task tells the streams watching it: run events of its tree as they come, then its end (or its pause). */
-export type TaskNews = { type: 'events'; events: readonly WireEvent[] } | { type: 'ended' };
+export type TaskNews = { type: 'working' } | { type: 'events'; events: readonly WireEvent[] } | { type: 'ended' };
 export type TaskWatcher = (news: TaskNews) => void;
 
 /** Runs the served agent on the task: its signal to stop on, and where its tree's events go (when someone streams them). */
@@ -99,7 +99,10 @@ export class ServedTask {
    */
   start(run: ServedRun, deadline: number | undefined, streamEvents: boolean): void {
     this.owned = rootSignal(undefined, deadline, true);
+    const submitted = this.state === TASK_STATE.SUBMITTED;
     this.setState(TASK_STATE.WORKING);
+    // Every stream hears the task start working (a resumed one already said so as it reopened).
+    if (submitted) this.tell({ type: 'working' });
     let started: Promise<AgentResponse>;
     try {
       started = run(this.owned.signal, streamEvents ? new ServedEvents((event) => this.onEvent(event)) : undefined);
