@@ -24,6 +24,8 @@ export interface StreamOut {
 /** A stream not yet started: started, it writes to `out`, and returns how to stop watching. */
 export interface TaskStream {
   start(out: StreamOut): () => void;
+  /** The stream will never start (its caller left before it could): whatever it kept is let go. */
+  abandon?(): void;
 }
 
 /**
