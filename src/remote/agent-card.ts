@@ -67,16 +67,18 @@ export function agentCards(agent: SymfonicAgent, rpcUrl: string): AgentCards {
     security: [{ bearer: [] }],
     supportsAuthenticatedExtendedCard: false,
   };
+  const legacyBearer = { type: 'http', scheme: 'bearer', description: SECURITY_DESCRIPTION };
   const v03 = {
     ...common,
     ...legacy,
     capabilities: { streaming: true, pushNotifications: false, extensions: [EXTENSION] },
-    securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: SECURITY_DESCRIPTION } },
+    securitySchemes: { bearer: legacyBearer },
     skills: skills.map((s) => ({ ...s, inputModes: MODES.in, outputModes: MODES.out })),
   };
-  // The 1.0 security scheme alone: a 0.3 reader's schema takes an entry it does not know as a
-  // scheme with nothing to require, and a 1.0 reader (and the A2A TCK) wants exactly one key.
-  const either = { ...v1, ...legacy };
+  // The bearer scheme in both spellings at once: 0.3's schema is a union told apart by `type`
+  // (without one, a2a-sdk 0.3 read 1.0's entry as mutualTLS, the one member with nothing
+  // required), and a 1.0 reader, which ignores fields it does not know, finds its oneof.
+  const either = { ...v1, ...legacy, securitySchemes: { bearer: { ...legacyBearer, ...v1.securitySchemes.bearer } } };
   return { v1, v03, either };
 }
 

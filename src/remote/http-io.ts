@@ -51,8 +51,11 @@ export function sendEvent(res: ServerResponse, json: string, extraHeaders: Recor
  * JSON-RPC binding streams, written as the stream pushes them. Stops the stream when the caller
  * hangs up.
  */
-export function sendStream(res: ServerResponse, stream: { start(write: (json: string) => void, end: () => void, backlog: () => number): () => void }, extraHeaders: Record<string, string> = {}): Promise<void> {
-  if (res.headersSent || res.destroyed) return Promise.resolve();
+export function sendStream(res: ServerResponse, stream: { start(write: (json: string) => void, end: () => void, backlog: () => number): () => void; abandon?(): void }, extraHeaders: Record<string, string> = {}): Promise<void> {
+  if (res.headersSent || res.destroyed) {
+    stream.abandon?.();
+    return Promise.resolve();
+  }
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', ...extraHeaders });
   return new Promise<void>((resolve) => {
     let stop: (() => void) | undefined;

@@ -81,7 +81,7 @@ export class LegacyHandler implements A2ARequestHandler {
   }
 
   getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
-    return this.call(() => this.task(this.tasks.get(params.id, params.historyLength, LegacyHandler.served(context))));
+    return this.call(async () => this.task(await this.tasks.get(params.id, params.historyLength, LegacyHandler.served(context))));
   }
 
   cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {

@@ -9,7 +9,7 @@ import { pausedInTree, remoteDecisions, RemotePaused, type RemoteResume } from '
 import { TASK_STATE } from './wire.js';
 import type { Connected } from './remote-card.js';
 import { RemoteAgentError } from './remote-error.js';
-import { RemoteEvents } from './remote-events.js';
+import { RemoteEvents, type RemoteEventLimits } from './remote-events.js';
 import type { RemoteChildResponse } from './remote-response.js';
 import { RemoteSpan } from './remote-span.js';
 import { RemoteTaskReader } from './remote-task.js';
@@ -29,6 +29,8 @@ export interface CallSettings {
   timeoutMs: number;
   /** Send lineage baggage: true always, false never, undefined when the card declares the extension. */
   lineage: boolean | undefined;
+  /** How much of the served tree's run events one call may add to the caller's. */
+  remoteEvents: Readonly<RemoteEventLimits>;
 }
 
 /** The error the delegation layer reads for a call the caller stopped: its abort, or this call's own timeout. */
@@ -117,7 +119,7 @@ async function pausedOutcome(connected: Connected, s: CallSettings, frame: RunFr
 async function call(connected: Connected, s: CallSettings, task: string, frame: RunFrame, signal: AbortSignal, resume: RemoteResume | undefined): Promise<RemoteChildResponse | RemotePaused> {
   const span = new RemoteSpan(s.name, connected.server, frame.traceContext);
   const lineage = s.lineage ?? connected.extension;
-  const events = frame.events !== undefined && lineage && connected.transport.streaming ? new RemoteEvents(frame.events, frame) : undefined;
+  const events = frame.events !== undefined && lineage && connected.transport.streaming ? new RemoteEvents(frame.events, frame, s.remoteEvents, (why) => span.eventsLimited(why)) : undefined;
   const reader = new RemoteTaskReader(events?.take);
   // The child run's id is unique to this call: it names the message and the context it is sent in.
   const contextId = frame.runId;

@@ -9,6 +9,7 @@ import { SubAgent } from '../delegation/sub-agent.js';
 import { frameOfOptions, runInPlacement } from './child-door.js';
 import { RemoteHttp } from './http-client.js';
 import { callRemote, type CallSettings } from './remote-call.js';
+import { REMOTE_EVENT_LIMITS } from './remote-events.js';
 import { RemotePaused, type RemoteResume } from './remote-pause.js';
 import type { RemoteChildResponse } from './remote-response.js';
 import { connect, type Connected } from './remote-card.js';
@@ -41,6 +42,13 @@ export interface RemoteChildOptions {
   stream?: boolean;
   /** What the call holds against the caller's budget while it runs (SubAgent reserve; default: the task plus 16,384 tokens). */
   reserve?: ChildReserve;
+  /**
+   * How much of a symfonic remote's run events one call may add to this tree's stream: runs
+   * (default 1000), events (default 100,000) and their bytes (default 16 MiB). Past a bound the
+   * remote runs end with `run.failed` (`RemoteEventsLimited`, saying which) and the rest is dropped;
+   * the call itself goes on.
+   */
+  remoteEvents?: { maxRuns?: number; maxEvents?: number; maxBytes?: number };
 }
 
 const REMOTE_DEFAULTS = Object.freeze({ timeoutMs: 300_000, maxResponseBytes: 16 * 1024 * 1024 });
@@ -63,6 +71,10 @@ const schema = z
     stream: z.boolean().optional(),
     // Checked where every child's is (SubAgent).
     reserve: z.unknown().optional(),
+    remoteEvents: z
+      .object({ maxRuns: z.number().int().positive().max(1_000_000).optional(), maxEvents: z.number().int().positive().max(100_000_000).optional(), maxBytes: z.number().int().positive().max(MAX_RESPONSE_BYTES).optional() })
+      .strict()
+      .optional(),
   })
   .strict();
 
@@ -85,7 +97,13 @@ export class RemoteChildAgent implements ChildAgent, FramedChild {
     /** Not an option users set: the benchmark's way to time the SDK's client on the same server. */
     private readonly internal: { viaSdk?: boolean } = {},
   ) {
-    this.settings = { name: options.name, headers: lowerCased(options.headers), timeoutMs: options.timeoutMs ?? REMOTE_DEFAULTS.timeoutMs, lineage: options.lineage };
+    this.settings = {
+      name: options.name,
+      headers: lowerCased(options.headers),
+      timeoutMs: options.timeoutMs ?? REMOTE_DEFAULTS.timeoutMs,
+      lineage: options.lineage,
+      remoteEvents: Object.freeze({ ...REMOTE_EVENT_LIMITS, ...options.remoteEvents }),
+    };
   }
 
   /** Drops the kept-alive connections to the remote. */

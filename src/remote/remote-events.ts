@@ -73,6 +73,25 @@ function bodyOf(e: Record<string, unknown>): RunEventBody | undefined {
   }
 }
 
+/** How much one remote call may add to the caller's event tree. */
+export interface RemoteEventLimits {
+  /** Remote runs opened in the caller's tree. Default 1000. */
+  maxRuns: number;
+  /** Events taken in, run starts included. Default 100,000. */
+  maxEvents: number;
+  /** Their text, roughly: 64 bytes an event plus its strings. Default 16 MiB. */
+  maxBytes: number;
+}
+
+export const REMOTE_EVENT_LIMITS: Readonly<RemoteEventLimits> = Object.freeze({ maxRuns: 1000, maxEvents: 100_000, maxBytes: 16 * 1024 * 1024 });
+
+/** An event's weight against `maxBytes`: a fixed share for its fields, and its strings. */
+function weight(body: RunEventBody | { agent: string }): number {
+  let n = 64;
+  for (const v of Object.values(body)) if (typeof v === 'string') n += v.length;
+  return n;
+}
+
 /**
  * The served tree's run events, fed into the caller's event sink as they stream in: each remote
  * run is opened in the sink as a run of this tree (its own run id, its parent in the remote
@@ -84,16 +103,42 @@ function bodyOf(e: Record<string, unknown>): RunEventBody | undefined {
 export class RemoteEvents {
   private readonly open = new Map<string, { emitter: RunEmitter; depth: number }>();
   private readonly ended = new Set<string>();
+  private runs = 0;
+  private events = 0;
+  private bytes = 0;
+  /** Set once a bound was passed: nothing more is taken. */
+  private limited = false;
 
   constructor(
     private readonly sink: RunEventSink,
     /** The frame of the child run this call stands for: the served root's place in the caller's tree. */
     private readonly frame: RunFrame,
+    private readonly limits: Readonly<RemoteEventLimits> = REMOTE_EVENT_LIMITS,
+    /** Told, once, why events stopped being taken (the call's CLIENT span records it). */
+    private readonly onLimit: (why: string) => void = () => undefined,
   ) {}
 
   readonly take = (events: readonly unknown[]): void => {
-    for (const e of events) if (isObject(e)) this.one(e);
+    for (const e of events) if (!this.limited && isObject(e)) this.one(e);
   };
+
+  /** Whether an event of `cost` still fits; past a bound, the remote runs end saying which, and the rest is dropped. */
+  private fits(cost: number, opensRun: boolean): boolean {
+    const { maxRuns, maxEvents, maxBytes } = this.limits;
+    const passed =
+      opensRun && this.runs >= maxRuns ? `more than ${maxRuns} runs (remoteEvents.maxRuns)` : this.events >= maxEvents ? `more than ${maxEvents} run events (remoteEvents.maxEvents)` : this.bytes + cost > maxBytes ? `more than ${maxBytes} bytes of run events (remoteEvents.maxBytes)` : undefined;
+    if (passed === undefined) {
+      this.events++;
+      this.bytes += cost;
+      if (opensRun) this.runs++;
+      return true;
+    }
+    const why = `the remote agent sent ${passed} in one call: its further run events are dropped (raise remoteChild's remoteEvents to take more)`;
+    this.limited = true;
+    this.endOpen('RemoteEventsLimited', why);
+    this.onLimit(why);
+    return false;
+  }
 
   private one(e: Record<string, unknown>): void {
     const runId = e.runId;
@@ -101,7 +146,7 @@ export class RemoteEvents {
     if (e.type === 'run.started' || e.type === 'run.resumed') return this.start(runId, e);
     const run = this.open.get(runId);
     const body = run === undefined ? undefined : bodyOf(e);
-    if (run === undefined || body === undefined) return;
+    if (run === undefined || body === undefined || !this.fits(weight(body), false)) return;
     run.emitter.emit(body);
     if (body.type === 'run.finished' || body.type === 'run.failed' || body.type === 'run.suspended') {
       this.open.delete(runId);
@@ -124,14 +169,19 @@ export class RemoteEvents {
       parentRunId = e.parentRunId as string;
       depth = parent.depth + 1;
     }
+    if (!this.fits(weight({ agent }), true)) return;
     const frame = frameFrom({ runId, rootRunId: this.frame.rootRunId, parentRunId, depth });
     this.open.set(runId, { emitter: this.sink.open(frame, agent, e.type === 'run.resumed'), depth });
   }
 
   /** Ends every remote run still open (the stream broke off, the call was cancelled): their last event is a failure. */
   close(why: string): void {
+    this.endOpen('RemoteStreamEnded', why);
+  }
+
+  private endOpen(errorType: string, why: string): void {
     for (const [runId, run] of this.open) {
-      run.emitter.emit({ type: 'run.failed', errorType: 'RemoteStreamEnded', message: why });
+      run.emitter.emit({ type: 'run.failed', errorType, message: why });
       this.ended.add(runId);
     }
     this.open.clear();

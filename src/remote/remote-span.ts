@@ -37,6 +37,11 @@ export class RemoteSpan {
     if (id !== undefined && this.span.isRecording()) this.span.setAttribute('symfonic.remote.task_id', id);
   }
 
+  /** The served tree sent more run events than the call takes: why, as a span event. */
+  eventsLimited(why: string): void {
+    if (this.span.isRecording()) this.span.addEvent('symfonic.remote.events_limited', { 'symfonic.remote.limit': why });
+  }
+
   end(usage: Usage | undefined, error: Error | undefined): void {
     if (usage !== undefined && this.span.isRecording()) {
       this.span.setAttributes({ [ATTR.inputTokens]: usage.inputTokens, [ATTR.outputTokens]: usage.outputTokens, [ATTR.usageSource]: usage.source });

@@ -4,7 +4,12 @@
  * that is not JSON, an envelope that is not a request, an unknown method, bad parameters) and
  * A2A's (-32001 to -32009).
  */
+import { nestedDeeperThan } from './json-depth.js';
+
 export type RpcId = string | number | null;
+
+/** The deepest params a request may nest (objects and arrays): far past any A2A message, short of any stack. */
+export const MAX_PARAMS_DEPTH = 64;
 
 export interface RpcRequest {
   id: RpcId;
@@ -52,7 +57,8 @@ function validId(id: unknown): id is RpcId {
 /**
  * The request in `body`, or the refusal to answer with: -32700 for text that is not JSON, -32600
  * for JSON that is not a request object (a batch, a version other than "2.0", a missing method,
- * an id that is neither a string, an integer nor null), -32602 for params that are not an object.
+ * an id that is neither a string, an integer nor null), -32602 for params that are not an object
+ * or nest deeper than MAX_PARAMS_DEPTH.
  * A refusal echoes the request's id whenever the id itself was readable.
  */
 export function readRpc(body: string): RpcRequest | RpcRefusal {
@@ -71,6 +77,9 @@ export function readRpc(body: string): RpcRequest | RpcRefusal {
   if (typeof value.method !== 'string' || value.method === '') return new RpcRefusal(id, RPC_CODE.invalidRequest, 'the request names no method');
   const params = value.params ?? {};
   if (!isObject(params)) return new RpcRefusal(id, RPC_CODE.invalidParams, 'params must be an object');
+  if (nestedDeeperThan(params, MAX_PARAMS_DEPTH)) {
+    return new RpcRefusal(id, RPC_CODE.invalidParams, `params are nested more than ${MAX_PARAMS_DEPTH} levels deep (objects and arrays), the most this agent reads: send flatter data`);
+  }
   return { id, method: value.method, params };
 }
 

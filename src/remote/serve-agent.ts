@@ -14,7 +14,6 @@ import { servedFrame } from './served-frame.js';
 import { ServedTasks, type ServedRequest } from './served-handler.js';
 import { answerV1, type RpcAnswer, type RpcStream } from './served-jsonrpc.js';
 import { LegacyHandler, SERVED_REQUEST } from './legacy-handler.js';
-import { TaskStore } from './task-store.js';
 import { AGENT_CARD_PATH, HEADER, USAGE_LINEAGE_EXTENSION } from './wire.js';
 
 export interface ServedAgent {
@@ -213,7 +212,7 @@ export async function serveAgent(agent: SymfonicAgent, options: ServeAgentOption
   const url = resolved.path === '/' ? base : base + resolved.path;
   // The card names the endpoint's URL: the deployment's public one when given, else the bound address.
   const cards = agentCards(agent, resolved.publicUrl ?? (resolved.path === '/' ? `${base}/` : url));
-  const store = new TaskStore(resolved.recentTasks);
+  const store = resolved.tasks;
   const tasks = new ServedTasks(agent, store);
   const legacy = new sdk.legacyServer.LegacyJsonRpcTransportHandler(new LegacyHandler(sdk, tasks, sdk.core.AgentCard.fromJSON(cards.v1))) as LegacyTransport;
   served = new Served(sdk, propagator, agent, resolved, { v1: JSON.stringify(cards.v1), v03: JSON.stringify(cards.v03), either: JSON.stringify(cards.either) }, tasks, legacy);

@@ -1,7 +1,10 @@
 import { z } from 'zod';
 import { SymfonicAgent } from '../agent/symfonic-agent.js';
 import { ConfigurationError } from '../core/errors.js';
+import { checked } from '../core/options.js';
+import { InMemoryTaskStore } from './in-memory-task-store.js';
 import type { Authenticate, IncomingRequest, Principal } from './principal.js';
+import type { TaskStore } from './task-store.js';
 import { AGENT_CARD_PATH } from './wire.js';
 
 export interface ServeAgentOptions {
@@ -15,8 +18,11 @@ export interface ServeAgentOptions {
   path?: string;
   /** Largest request body accepted; a larger one is answered 413. Default 1 MiB. */
   maxBodyBytes?: number;
-  /** Finished tasks kept for GetTask and ListTasks, per server (the oldest go first). Default 1000. */
-  recentTasks?: number;
+  /**
+   * Where tasks are kept (in flight, paused, finished), with their bounds per principal and their
+   * expiry. Default: a new `InMemoryTaskStore()` (this process's memory).
+   */
+  tasks?: TaskStore;
   /**
    * The URL callers reach the JSON-RPC endpoint at, as the agent card advertises it (behind a
    * proxy or a load balancer, say). Default: the address the server is bound to.
@@ -30,7 +36,7 @@ export interface ResolvedServeOptions {
   authenticate: Authenticate;
   path: string;
   maxBodyBytes: number;
-  recentTasks: number;
+  tasks: TaskStore;
   publicUrl: string | undefined;
 }
 
@@ -45,14 +51,23 @@ const schema = z
       .refine((p) => !p.includes(AGENT_CARD_PATH), 'path must not be the agent card path')
       .optional(),
     maxBodyBytes: z.number().int().positive().max(1024 * 1024 * 1024).optional(),
-    recentTasks: z.number().int().min(0).max(1_000_000).optional(),
+    tasks: checked<TaskStore>(isTaskStore, 'tasks must be a TaskStore, e.g. new InMemoryTaskStore({ maxPausedPerPrincipal: 100 })').optional(),
     publicUrl: z.url({ protocol: /^https?$/, error: 'publicUrl must be an http(s) URL, e.g. "https://agents.example.com/research"' }).optional(),
   })
   .strict();
 
+const STORE_METHODS = ['admit', 'add', 'resumed', 'get', 'list', 'running'] as const;
+
+function isTaskStore(v: unknown): boolean {
+  return typeof v === 'object' && v !== null && STORE_METHODS.every((m) => typeof (v as Record<string, unknown>)[m] === 'function');
+}
+
 export function resolveServeOptions(agent: unknown, options: unknown): ResolvedServeOptions {
   if (!(agent instanceof SymfonicAgent)) {
     throw new ConfigurationError('serveAgent serves a SymfonicAgent: serveAgent(new SymfonicAgent({ name, modelProvider, ... }), { authenticate }).');
+  }
+  if (typeof options === 'object' && options !== null && 'recentTasks' in options) {
+    throw new ConfigurationError('serveAgent options: recentTasks is gone: tasks are bounded per principal by the task store: serveAgent(agent, { authenticate, tasks: new InMemoryTaskStore({ maxFinishedPerPrincipal: 1000 }) }).');
   }
   const parsed = schema.safeParse(options);
   if (!parsed.success) {
@@ -63,5 +78,5 @@ export function resolveServeOptions(agent: unknown, options: unknown): ResolvedS
   }
   const o = parsed.data;
   const path = o.path === undefined || o.path === '/' ? '/' : o.path.replace(/\/+$/, '');
-  return { port: o.port ?? 0, host: o.host ?? '127.0.0.1', authenticate: o.authenticate, path, maxBodyBytes: o.maxBodyBytes ?? 1024 * 1024, recentTasks: o.recentTasks ?? 1000, publicUrl: o.publicUrl };
+  return { port: o.port ?? 0, host: o.host ?? '127.0.0.1', authenticate: o.authenticate, path, maxBodyBytes: o.maxBodyBytes ?? 1024 * 1024, tasks: o.tasks ?? new InMemoryTaskStore(), publicUrl: o.publicUrl };
 }

@@ -5,7 +5,7 @@ import { readUsageLineage } from './extension.js';
 import type { Principal } from './principal.js';
 import { A2AProblem, RPC_CODE } from './rpc-envelope.js';
 import { ServedTask } from './served-task.js';
-import { BadPageToken, type TaskStore } from './task-store.js';
+import { BadPageToken, TaskQuotaExceeded, type TaskStore } from './task-store.js';
 import { taskStream, type TaskStream } from './task-stream.js';
 import { taskJson, type Json, type TaskView } from './task-view.js';
 import { runServed, type ServedOptions } from './served-run.js';
@@ -68,33 +68,45 @@ export class ServedTasks {
     private readonly store: TaskStore,
   ) {}
 
-  /** The task for a message, checked, neither kept nor running yet (a stream watches it before its run starts). */
-  private createTask(params: SendParams, req: ServedRequest): Created {
+  /**
+   * The task for a message, checked and kept, not running yet (a stream watches it before its run
+   * starts); a paused task it resumes works again before anyone watches it.
+   */
+  private async createTask(params: SendParams, req: ServedRequest): Promise<Created> {
     const message = params.message;
-    if (typeof message.taskId === 'string' && message.taskId !== '') return this.followUp(message.taskId, params, req);
+    if (typeof message.taskId === 'string' && message.taskId !== '') {
+      const created = await this.followUp(message.taskId, params, req);
+      await this.store.resumed(created.task);
+      created.task.reopen(created.resume!.message);
+      return created;
+    }
     const text = taskTextOf(message.parts);
     if (text.trim() === '') throw new A2AProblem(RPC_CODE.contentTypeNotSupported, 'the message carries no text or data part to read the task from');
     if (req.runOptions === undefined) throw new A2AProblem(RPC_CODE.internalError, 'the request carries no run placement');
+    await this.admit(req.principal.principal);
     const id = randomUUID();
     const contextId = typeof message.contextId === 'string' && message.contextId !== '' ? message.contextId : randomUUID();
     const options = req.runOptions;
     const task = new ServedTask(id, contextId, req.principal.principal, { ...message, taskId: id, contextId }, this.snapshotKey, this.agent.name, options);
+    await this.store.add(task);
     return { task, text, options };
   }
 
-  /** Keeps the task and runs the agent on it (or its paused run's next stretch); `events` asks for the served tree's run events. */
-  private run(created: Created, events: boolean): ServedTask {
-    const { task, text, options, resume } = created;
-    if (resume === undefined) this.store.add(task);
-    else this.store.resumed(task);
-    task.start((signal, sink) => runServed(this.agent, text, options, signal, sink, resume?.resumption), options.deadline, events);
-    return task;
+  /** The principal may start a task: its store's bounds refuse one at its paused bound, naming it. */
+  private async admit(owner: string): Promise<void> {
+    try {
+      await this.store.admit(owner);
+    } catch (error) {
+      if (error instanceof TaskQuotaExceeded) throw new A2AProblem(RPC_CODE.unsupportedOperation, error.message);
+      throw error;
+    }
   }
 
-  /** A message that resumes a paused task: the task works again before anyone watches it. */
-  private reopened(created: Created): Created {
-    if (created.resume !== undefined) created.task.reopen(created.resume.message);
-    return created;
+  /** Runs the agent on the kept task (or its paused run's next stretch); `events` asks for the served tree's run events. */
+  private run(created: Created, events: boolean): ServedTask {
+    const { task, text, options, resume } = created;
+    task.start((signal, sink) => runServed(this.agent, text, options, signal, sink, resume?.resumption), options.deadline, events);
+    return task;
   }
 
   /**
@@ -104,10 +116,11 @@ export class ServedTasks {
    * one) and its deadline. Decisions that do not answer exactly its interruptions are refused
    * with what is wrong, and nothing runs.
    */
-  private followUp(taskId: string, params: SendParams, req: ServedRequest): Created {
-    const task = this.store.get(taskId, req.principal.principal);
+  private async followUp(taskId: string, params: SendParams, req: ServedRequest): Promise<Created> {
+    const task = await this.store.get(taskId, req.principal.principal);
     if (task === undefined) throw new A2AProblem(RPC_CODE.taskNotFound, `task ${taskId} not found among yours; send the message without taskId to start one`);
     const message = params.message;
+    if (task.expired !== undefined) throw new A2AProblem(RPC_CODE.unsupportedOperation, `${task.expired}: its decisions can no longer be taken; send a new message without taskId to start again`);
     if (task.pause === undefined) {
       throw new A2AProblem(
         RPC_CODE.unsupportedOperation,
@@ -131,15 +144,15 @@ export class ServedTasks {
     return { task, text: '', options, resume: { resumption, message: { ...message, taskId, contextId: task.contextId } } };
   }
 
-  private find(id: string, req: ServedRequest): ServedTask {
-    const task = this.store.get(id, req.principal.principal);
+  private async find(id: string, req: ServedRequest): Promise<ServedTask> {
+    const task = await this.store.get(id, req.principal.principal);
     if (task === undefined) throw new A2AProblem(RPC_CODE.taskNotFound, `task ${id} not found among yours`);
     return task;
   }
 
   /** SendMessage: the task once it has ended, or at once as it starts with returnImmediately. */
   async send(params: SendParams, req: ServedRequest): Promise<Json> {
-    const task = this.run(this.reopened(this.createTask(params, req)), false);
+    const task = this.run(await this.createTask(params, req), false);
     const view: TaskView = { historyLength: params.configuration?.historyLength, artifacts: true, extension: req.extension };
     if (params.configuration?.returnImmediately) return taskJson(task, view);
     // A blocking caller that hangs up was the one waiting: its run is stopped, not orphaned.
@@ -150,8 +163,8 @@ export class ServedTasks {
 
 
   /** SendStreamingMessage: the task, its tree's run events (when asked for), its answer and its end. */
-  stream(params: SendParams, req: ServedRequest): TaskStream {
-    const created = this.reopened(this.createTask(params, req));
+  async stream(params: SendParams, req: ServedRequest): Promise<TaskStream> {
+    const created = await this.createTask(params, req);
     const view: TaskView = { historyLength: params.configuration?.historyLength, artifacts: true, extension: req.extension };
     const stream = taskStream(created.task, view);
     return {
@@ -162,32 +175,33 @@ export class ServedTasks {
         req.onHangUp(() => task.abort('the caller closed the stream'));
         return stop;
       },
+      abandon: () => created.task.abort('the caller closed the stream before it started'),
     };
   }
 
-  subscribe(id: string, req: ServedRequest): TaskStream {
-    const task = this.find(id, req);
+  async subscribe(id: string, req: ServedRequest): Promise<TaskStream> {
+    const task = await this.find(id, req);
     if (task.terminal) throw new A2AProblem(RPC_CODE.unsupportedOperation, `task ${id} has ended; read it with GetTask`);
     return taskStream(task, { artifacts: true, extension: req.extension });
   }
 
-  get(id: string, historyLength: number | undefined, req: ServedRequest): Json {
-    return taskJson(this.find(id, req), { historyLength, artifacts: true, extension: req.extension });
+  async get(id: string, historyLength: number | undefined, req: ServedRequest): Promise<Json> {
+    return taskJson(await this.find(id, req), { historyLength, artifacts: true, extension: req.extension });
   }
 
   /** Aborts the served tree and answers once it has ended: its spans closed, its reservations released, its spend in the task. */
   async cancel(id: string, req: ServedRequest): Promise<Json> {
-    const task = this.find(id, req);
+    const task = await this.find(id, req);
     if (!task.cancel()) throw new A2AProblem(RPC_CODE.taskNotCancelable, `task ${id} has already ended`);
     await task.ended;
     return taskJson(task, { artifacts: true, extension: req.extension });
   }
 
   /** ListTasks, its params checked: newest first, a cursor a page. */
-  list(params: Json, req: ServedRequest): Json {
+  async list(params: Json, req: ServedRequest): Promise<Json> {
     let page;
     try {
-      page = this.store.list(req.principal.principal, {
+      page = await this.store.list(req.principal.principal, {
         contextId: (params.contextId as string | undefined) || undefined,
         state: STATE_BY_NAME[params.status as string],
         updatedAfterMs: typeof params.statusTimestampAfter === 'string' ? Date.parse(params.statusTimestampAfter) : undefined,

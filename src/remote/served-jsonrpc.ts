@@ -5,6 +5,8 @@ import type { TaskStream } from './task-stream.js';
 /** A stream of JSON-RPC responses (one server-sent event each), started by the HTTP layer. */
 export interface RpcStream {
   start(write: (response: string) => void, end: () => void, backlog: () => number): () => void;
+  /** Called instead of `start` when the caller has gone before the stream could start. */
+  abandon?(): void;
 }
 
 /** What a method answers: one JSON-RPC response, or a stream of them. */
@@ -15,7 +17,7 @@ function result(id: RpcId, value: unknown): string {
 }
 
 function results(id: RpcId, stream: TaskStream): RpcStream {
-  return { start: (write, end, backlog) => stream.start({ send: (update) => write(result(id, update)), end, backlog }) };
+  return { start: (write, end, backlog) => stream.start({ send: (update) => write(result(id, update)), end, backlog }), abandon: () => stream.abandon?.() };
 }
 
 const PUSH_METHODS = new Set(['CreateTaskPushNotificationConfig', 'GetTaskPushNotificationConfig', 'ListTaskPushNotificationConfigs', 'DeleteTaskPushNotificationConfig']);
@@ -26,15 +28,15 @@ async function dispatch(tasks: ServedTasks, rpc: RpcRequest, req: ServedRequest)
     case 'SendMessage':
       return result(rpc.id, { task: await tasks.send(p as unknown as SendParams, req) });
     case 'SendStreamingMessage':
-      return results(rpc.id, tasks.stream(p as unknown as SendParams, req));
+      return results(rpc.id, await tasks.stream(p as unknown as SendParams, req));
     case 'SubscribeToTask':
-      return results(rpc.id, tasks.subscribe(p.id as string, req));
+      return results(rpc.id, await tasks.subscribe(p.id as string, req));
     case 'GetTask':
-      return result(rpc.id, tasks.get(p.id as string, p.historyLength as number | undefined, req));
+      return result(rpc.id, await tasks.get(p.id as string, p.historyLength as number | undefined, req));
     case 'CancelTask':
       return result(rpc.id, await tasks.cancel(p.id as string, req));
     case 'ListTasks':
-      return result(rpc.id, tasks.list(p, req));
+      return result(rpc.id, await tasks.list(p, req));
     case 'GetExtendedAgentCard':
       throw new A2AProblem(RPC_CODE.unsupportedOperation, 'this agent has no extended card; its public card at /.well-known/agent-card.json is all there is');
     default:

@@ -24,8 +24,8 @@ export function serverSnapshotKey(): string {
 export class ServedPause {
   private readonly snapshot: RunSnapshot;
   readonly interruptions: readonly Interruption[];
-  /** The size of the kept snapshot, in characters of its JSON: what bounds how many paused tasks a server keeps. */
-  readonly chars: number;
+  /** The size of the kept snapshot, in bytes of its JSON: what a principal's paused tasks are bounded by. */
+  readonly bytes: number;
 
   constructor(
     agent: string,
@@ -36,7 +36,7 @@ export class ServedPause {
     if (run === undefined) throw new Error('a served run that suspended came back without its suspended state');
     this.snapshot = sealSnapshot({ version: SNAPSHOT_VERSION, agent, run }, key);
     this.interruptions = response.interruptions;
-    this.chars = JSON.stringify(this.snapshot).length;
+    this.bytes = Buffer.byteLength(JSON.stringify(this.snapshot));
   }
 
   get wire(): WireInterruption[] {

@@ -11,7 +11,7 @@ import { spentReport, usageReport, type UsageReport } from './usage-report.js';
 import { TASK_STATE, TERMINAL_STATES, type TaskStateNumber } from './wire.js';
 
 /** What a task tells the streams watching it: run events of its tree as they come, then its end (or its pause). */
-export type TaskNews = { type: 'events'; events: readonly WireEvent[] } | { type: 'ended' };
+export type TaskNews = { type: 'working' } | { type: 'events'; events: readonly WireEvent[] } | { type: 'ended' };
 export type TaskWatcher = (news: TaskNews) => void;
 
 /** Runs the served agent on the task: its signal to stop on, and where its tree's events go (when someone streams them). */
@@ -39,6 +39,8 @@ export class ServedTask {
   report: UsageReport | undefined;
   /** Set while the task waits in INPUT_REQUIRED: the suspended tree and its interruptions. */
   pause: ServedPause | undefined;
+  /** Set when the task expired while it waited for input: why, in the words its status message says. */
+  expired: string | undefined;
   /** The messages the task took: the one that started it, then each that resumed it. */
   readonly history: Json[];
   /** Settles when the current stretch of the run ends: the task ended or paused. */
@@ -99,7 +101,10 @@ export class ServedTask {
    */
   start(run: ServedRun, deadline: number | undefined, streamEvents: boolean): void {
     this.owned = rootSignal(undefined, deadline, true);
+    const submitted = this.state === TASK_STATE.SUBMITTED;
     this.setState(TASK_STATE.WORKING);
+    // Every stream hears the task start working (a resumed one already said so as it reopened).
+    if (submitted) this.tell({ type: 'working' });
     let started: Promise<AgentResponse>;
     try {
       started = run(this.owned.signal, streamEvents ? new ServedEvents((event) => this.onEvent(event)) : undefined);
@@ -130,9 +135,31 @@ export class ServedTask {
     return true;
   }
 
+  /**
+   * A paused task that waited past its store's time: it ends `failed` with `why` as its status
+   * message, and its kept tree is dropped. Decisions for it are refused, saying it expired.
+   */
+  expire(why: string): void {
+    if (this.state !== TASK_STATE.INPUT_REQUIRED) return;
+    this.expired = why;
+    this.failure = { type: 'child_error', message: why, name: 'TaskExpired' };
+    this.pause = undefined;
+    this.setState(TASK_STATE.FAILED);
+    this.tellEnd();
+  }
+
   /** Stops the run for a reason other than CancelTask: the caller hung up, the server is closing. */
   abort(reason: string): void {
+    // A stretch kept but never started (its stream's caller left first) has no signal to abort.
+    if (!this.settled && this.owned === undefined) return this.endUnstarted(reason);
     if (!this.settled) this.stop(reason);
+  }
+
+  /** A kept task whose stretch never started: it ends cancelled, so no store holds it in flight. */
+  private endUnstarted(reason: string): void {
+    this.failure = { type: 'aborted', message: reason, name: 'AbortError' };
+    this.setState(TASK_STATE.CANCELED);
+    this.tellEnd();
   }
 
   private stop(reason: string): void {

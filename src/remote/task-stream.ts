@@ -1,6 +1,6 @@
 import type { WireEvent } from './served-events.js';
 import type { ServedTask } from './served-task.js';
-import { endUpdates, eventsUpdate, taskJson, type Json, type TaskView } from './task-view.js';
+import { endUpdates, eventsUpdate, taskJson, workingUpdate, type Json, type TaskView } from './task-view.js';
 
 /**
  * How far a stream's writes may run ahead of its caller's reading before its text deltas are
@@ -24,11 +24,14 @@ export interface StreamOut {
 /** A stream not yet started: started, it writes to `out`, and returns how to stop watching. */
 export interface TaskStream {
   start(out: StreamOut): () => void;
+  /** The stream will never start (its caller left before it could): whatever it kept is let go. */
+  abandon?(): void;
 }
 
 /**
- * `task` as A2A's streaming methods answer it: the task first, then (to a caller that activated
- * the usage-lineage extension) the served tree's run events as working status updates, then the
+ * `task` as A2A's streaming methods answer it: the task first, the working status as the run
+ * starts, then (to a caller that activated the usage-lineage extension) the served tree's run
+ * events as working status updates, then the
  * answer's artifact and the final status. Updates are pushed to the writer as they happen, with
  * no iterator between the run and the socket. Start it before the run starts: no event is lost.
  */
@@ -46,6 +49,7 @@ export function taskStream(task: ServedTask, view: TaskView): TaskStream {
       }
       return task.watch((news) => {
         if (news.type === 'ended') return finish();
+        if (news.type === 'working') return out.send(workingUpdate(task));
         if (!view.extension) return;
         const events = thinned(news.events, out.backlog());
         if (events.length > 0) out.send(eventsUpdate(task, events));

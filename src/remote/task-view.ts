@@ -63,9 +63,16 @@ export function taskJson(t: ServedTask, view: TaskView): Json {
   return task;
 }
 
+/** The task has started working: the status update every streaming client reads, extension or not. */
+export function workingUpdate(t: ServedTask): Json {
+  return { statusUpdate: { taskId: t.id, contextId: t.contextId, status: { state: STATE_NAME[TASK_STATE.WORKING], timestamp: new Date().toISOString() } } };
+}
+
 /** Run events of the served tree, as a status update of a working task carrying them in the extension. */
 export function eventsUpdate(t: ServedTask, events: readonly WireEvent[]): Json {
-  return { statusUpdate: { taskId: t.id, contextId: t.contextId, status: { state: STATE_NAME[TASK_STATE.WORKING], timestamp: new Date().toISOString() }, metadata: usageLineageMetadata({ events }) } };
+  const update = workingUpdate(t);
+  (update.statusUpdate as Json).metadata = usageLineageMetadata({ events });
+  return update;
 }
 
 /** The end of a stream: the answer as an artifact (when there is one), then the final status. */

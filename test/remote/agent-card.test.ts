@@ -33,6 +33,19 @@ describe('the agent card of a served router', () => {
   });
 });
 
+/**
+ * How an A2A 0.3 reader tells a security scheme's kind (0.3's SecurityScheme, a union told apart
+ * by `type`; a2a-sdk 0.3's model gives only mutualTLS a default type, so an entry without one
+ * reads as mutual TLS): the kind and, for http, the scheme.
+ */
+function legacySchemeKind(s: Record<string, unknown>): string {
+  const type = s.type ?? 'mutualTLS';
+  return type === 'http' && typeof s.scheme === 'string' ? `http ${s.scheme.toLowerCase()}` : String(type);
+}
+
+/** A2A 1.0's SecurityScheme oneof: exactly one of these is set. */
+const V1_SCHEME_KINDS = ['apiKeySecurityScheme', 'httpAuthSecurityScheme', 'oauth2SecurityScheme', 'openIdConnectSecurityScheme', 'mtlsSecurityScheme'];
+
 describe('the cards every peer reads', () => {
   const read = async (url: string, version?: string) =>
     (await (await fetch(`${url}/.well-known/agent-card.json`, { headers: version ? { 'a2a-version': version } : {} })).json()) as Record<string, any>;
@@ -63,7 +76,26 @@ describe('the cards every peer reads', () => {
     served = await serveAgent(new SymfonicAgent({ name: 'solo', modelProvider: scriptedModel([]) }), { authenticate: bearer() });
     const card = await read(served.url);
     expect(card).toMatchObject({ url: `${served.url}/`, protocolVersion: '0.3.0', supportedInterfaces: [expect.objectContaining({ protocolVersion: '1.0' }), expect.anything()] });
-    expect(Object.keys(card.securitySchemes.bearer)).toEqual(['httpAuthSecurityScheme']);
+    expect(card.security).toEqual([{ bearer: [] }]);
+    expect(card.securityRequirements).toEqual([{ schemes: { bearer: { list: [] } } }]);
+  });
+
+  it("each reader finds bearer authentication in the card it reads: 0.3's scheme by its type, 1.0's by its oneof", async () => {
+    served = await serveAgent(new SymfonicAgent({ name: 'solo', modelProvider: scriptedModel([]) }), { authenticate: bearer() });
+    for (const version of [undefined, '0.3']) {
+      const card = await read(served.url, version);
+      for (const requirement of card.security) for (const name of Object.keys(requirement)) expect(legacySchemeKind(card.securitySchemes[name]), `${version ?? 'no header'}: ${name}`).toBe('http bearer');
+    }
+    for (const version of [undefined, '1.0']) {
+      const card = await read(served.url, version);
+      for (const requirement of card.securityRequirements) {
+        for (const name of Object.keys(requirement.schemes)) {
+          const scheme = card.securitySchemes[name];
+          expect(V1_SCHEME_KINDS.filter((k) => scheme[k] !== undefined)).toEqual(['httpAuthSecurityScheme']);
+          expect(scheme.httpAuthSecurityScheme.scheme).toBe('Bearer');
+        }
+      }
+    }
   });
 
   it('advertises publicUrl, the address callers reach, instead of the bound one', async () => {

@@ -58,18 +58,20 @@ describe("the SDK's own client against serveAgent", () => {
     expect(listed.nextPageToken).not.toBe('');
   });
 
-  it('streams a task: the task first, the answer as an artifact, then the completed status', async () => {
+  it('streams a task: the task first, then working, the answer as an artifact, then the completed status', async () => {
     const researcher = await serveLeaf('researcher');
     open.push(researcher.server);
     const client = await new ClientFactory().createFromUrl(researcher.server.url);
     const cases: string[] = [];
+    const states: (TaskState | undefined)[] = [];
     let answer = '';
     for await (const event of client.sendMessageStream(request('find'), auth)) {
       cases.push(event.payload!.$case);
       if (event.payload?.$case === 'artifactUpdate') answer = (event.payload.value.artifact!.parts[0]!.content as { value: string }).value;
-      if (event.payload?.$case === 'statusUpdate') expect(event.payload.value.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+      if (event.payload?.$case === 'statusUpdate') states.push(event.payload.value.status?.state);
     }
-    expect(cases).toEqual(['task', 'artifactUpdate', 'statusUpdate']);
+    expect(cases).toEqual(['task', 'statusUpdate', 'artifactUpdate', 'statusUpdate']);
+    expect(states).toEqual([TaskState.TASK_STATE_WORKING, TaskState.TASK_STATE_COMPLETED]);
     expect(answer).toBe('researcher found it');
   });
 

@@ -73,4 +73,18 @@ describe('the JSON-RPC envelope', () => {
     expect(text.startsWith('data: ')).toBe(true);
     expect(JSON.parse(text.slice(6))).toMatchObject({ id: 8, error: { code: -32001, message: expect.stringMatching(/not found/) } });
   });
+
+  it('answers a data part nested 50,000 deep with -32602 naming the depth limit, in both bindings; the server goes on', async () => {
+    const u = await url();
+    // Spelled as text: the test's own JSON.stringify could not write a value this deep.
+    const deep = (n: number) => '{"a":'.repeat(n) + '1' + '}'.repeat(n);
+    const v1 = await post(u, `{"jsonrpc":"2.0","id":21,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"data":${deep(50_000)}}]}}}`);
+    expect(v1.status).toBe(200);
+    expect(v1.json).toMatchObject({ id: 21, error: { code: -32602, message: expect.stringMatching(/nested more than 64 levels deep/) } });
+    const legacy = `{"jsonrpc":"2.0","id":22,"method":"message/send","params":{"message":{"kind":"message","messageId":"m2","role":"user","parts":[{"kind":"data","data":${deep(50_000)}}]}}}`;
+    const v03 = await post(u, legacy, { 'a2a-version': '0.3' });
+    expect(v03.json).toMatchObject({ id: 22, error: { code: -32602, message: expect.stringMatching(/64 levels/) } });
+    const fine = await post(u, rpc({ id: 23, method: 'SendMessage', params: { message: message({ parts: [{ data: JSON.parse(deep(50)) }] }) } }));
+    expect(fine.json.result.task.status.state).toBe('TASK_STATE_COMPLETED');
+  });
 });

@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { FrameworkConfig, SymfonicAgent, defineTool } from '../../src/index.js';
-import { serveAgent, type ServedAgent } from '../../src/remote/index.js';
+import { InMemoryTaskStore, serveAgent, type ServedAgent } from '../../src/remote/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
 import { toolResults } from '../interruptions/helpers.js';
 import { bearer, collector, ext, post } from './helpers.js';
@@ -144,18 +144,19 @@ describe('a served tree that suspends, to a plain A2A client', () => {
   });
 });
 
-describe('paused tasks are bounded like recent tasks', () => {
-  it('past recentTasks paused tasks, the oldest is forgotten: a message to it finds no task', async () => {
+describe('paused tasks are bounded per principal', () => {
+  it('at maxPausedPerPrincipal paused tasks a new message is refused naming the bound; the paused ones still resume', async () => {
     const wire = defineTool({ name: 'wire', description: 'Wires money.', input: z.object({}), needsApproval: true, execute: () => 'wired' });
     const model = scriptedModel((req) => (toolResults(req).length === 0 ? { toolCalls: [{ name: 'wire', arguments: {} }] } : 'done'));
-    served = await serveAgent(new SymfonicAgent({ name: 'treasurer', modelProvider: model, tools: [wire] }), { authenticate: bearer(), recentTasks: 1 });
+    served = await serveAgent(new SymfonicAgent({ name: 'treasurer', modelProvider: model, tools: [wire] }), { authenticate: bearer(), tasks: new InMemoryTaskStore({ maxPausedPerPrincipal: 1 }) });
     const first = await paused(served.url, plain);
-    const second = await paused(served.url, plain);
+    const refused = await post(served.url, send({ parts: [{ text: 'pay another' }] }), plain);
+    expect(refused.json.error.code).toBe(-32004);
+    expect(refused.json.error.message).toMatch(/maxPausedPerPrincipal \(1\)/);
     const decide = (t: any) => send({ taskId: t.id, parts: [{ data: { decisions: { [t.status.message.parts[1].data.interruptions[0].id]: { approve: true } } } }] });
-    const gone = await post(served.url, decide(first), plain);
-    expect(gone.json.error.code).toBe(-32001);
-    const kept = await post(served.url, decide(second), plain);
+    const kept = await post(served.url, decide(first), plain);
     expect(kept.json.result.task.status.state).toBe('TASK_STATE_COMPLETED');
+    expect((await paused(served.url, plain)).status.state).toBe('TASK_STATE_INPUT_REQUIRED');
   });
 });
 

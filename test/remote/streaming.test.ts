@@ -91,15 +91,24 @@ describe('SendStreamingMessage on the wire', () => {
       .map((chunk) => JSON.parse(chunk.slice(6)).result);
   }
 
+  it('a plain streaming client hears the task submitted, then working, then its answer and completed', async () => {
+    const leaf = await serveLeaf('researcher');
+    open.push(leaf.server);
+    const plain = await streamed(leaf.server.url, {});
+    const states = plain.map((r) => r.task?.status.state ?? r.statusUpdate?.status.state ?? 'artifact');
+    expect(states).toEqual(['TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING', 'artifact', 'TASK_STATE_COMPLETED']);
+    expect(plain[1].statusUpdate.metadata).toBeUndefined();
+  });
+
   it('sends run events only to a caller that activated the extension and asked for them', async () => {
     const leaf = await serveLeaf('researcher');
     open.push(leaf.server);
     const ask = { [USAGE_LINEAGE_EXTENSION]: { events: true } };
     const plain = await streamed(leaf.server.url, {}, ask);
-    expect(plain.map((r) => Object.keys(r)[0])).toEqual(['task', 'artifactUpdate', 'statusUpdate']);
-    expect(plain[2].statusUpdate.metadata).toBeUndefined();
+    expect(plain.map((r) => Object.keys(r)[0])).toEqual(['task', 'statusUpdate', 'artifactUpdate', 'statusUpdate']);
+    expect(plain[3].statusUpdate.metadata).toBeUndefined();
     const unasked = await streamed(leaf.server.url, { 'a2a-extensions': USAGE_LINEAGE_EXTENSION });
-    expect(unasked.map((r) => Object.keys(r)[0])).toEqual(['task', 'artifactUpdate', 'statusUpdate']);
+    expect(unasked.map((r) => Object.keys(r)[0])).toEqual(['task', 'statusUpdate', 'artifactUpdate', 'statusUpdate']);
     const full = await streamed(leaf.server.url, { 'a2a-extensions': USAGE_LINEAGE_EXTENSION }, ask);
     const carried = full.filter((r) => r.statusUpdate?.metadata?.[USAGE_LINEAGE_EXTENSION]?.events).flatMap((r) => r.statusUpdate.metadata[USAGE_LINEAGE_EXTENSION].events);
     expect(carried.map((e: RunEvent) => e.type)).toEqual(['run.started', 'model.started', 'text.delta', 'model.finished', 'run.finished']);

@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool, InMemoryBudgetStore, SymfonicAgent, TenantBudgets } from '../../src/index.js';
-import { serveAgent } from '../../src/remote/index.js';
+import { InMemoryTaskStore, serveAgent } from '../../src/remote/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
 import { deferred, within } from '../support/async.js';
 import { recordEachTest } from '../support/per-test.js';
@@ -141,9 +141,9 @@ describe('tasks in flight', () => {
     expect((await call(server.url, 'GetTask', { id, historyLength: 0 })).json.result.history).toBeUndefined();
   });
 
-  it('keeps only recentTasks finished tasks', async () => {
+  it('keeps only maxFinishedPerPrincipal finished tasks of a principal', async () => {
     const agent = new SymfonicAgent({ name: 'researcher', modelProvider: scriptedModel(async () => 'ok') });
-    const server = await serveAgent(agent, { authenticate: () => ({ principal: 'router', tenants: ['acme'] }), recentTasks: 2 });
+    const server = await serveAgent(agent, { authenticate: () => ({ principal: 'router', tenants: ['acme'] }), tasks: new InMemoryTaskStore({ maxFinishedPerPrincipal: 2 }) });
     open.push(server);
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push((await send(server.url, `t${i}`)).json.result.task.id);

@@ -1,0 +1,113 @@
+import type { ServedTask } from './served-task.js';
+import type { TaskLimits } from './task-limits.js';
+
+/** A task filed by the store: its size as counted when it was filed, and when. */
+interface Filed {
+  task: ServedTask;
+  bytes: number;
+  atMs: number;
+}
+
+/** The bytes a finished or paused task holds beyond its snapshot: its answer and its messages. */
+function bytesOf(t: ServedTask): number {
+  let n = t.answer === undefined ? 0 : Buffer.byteLength(t.answer);
+  for (const m of t.history) {
+    for (const p of m.parts as Record<string, unknown>[]) {
+      for (const value of [p.text, p.raw, p.url]) if (typeof value === 'string') n += Buffer.byteLength(value);
+      if (p.data !== undefined) n += Buffer.byteLength(JSON.stringify(p.data));
+    }
+  }
+  return n + 256;
+}
+
+/**
+ * One principal's tasks in memory: in flight, paused, finished. Its bounds are its own: it is
+ * refused new tasks at its paused bound, and its finished tasks past their bound go oldest first,
+ * so nothing another principal does can push one of these out. Maps keep filing order, which is
+ * expiry order (one TTL for each kind), so a sweep reads only the expired heads.
+ */
+export class PrincipalTasks {
+  readonly inFlight = new Map<string, ServedTask>();
+  private readonly paused = new Map<string, Filed>();
+  private readonly finished = new Map<string, Filed>();
+  private pausedBytes = 0;
+  private finishedBytes = 0;
+
+  constructor(
+    readonly owner: string,
+    private readonly limits: TaskLimits,
+  ) {}
+
+  get empty(): boolean {
+    return this.inFlight.size === 0 && this.paused.size === 0 && this.finished.size === 0;
+  }
+
+  get(id: string): ServedTask | undefined {
+    return this.inFlight.get(id) ?? this.paused.get(id)?.task ?? this.finished.get(id)?.task;
+  }
+
+  *all(): IterableIterator<ServedTask> {
+    yield* this.inFlight.values();
+    for (const f of this.paused.values()) yield f.task;
+    for (const f of this.finished.values()) yield f.task;
+  }
+
+  /** Why this principal may not start another task now, naming the bound; undefined when it may. */
+  refusal(): string | undefined {
+    const { maxPausedPerPrincipal: max, maxPausedBytesPerPrincipal: maxBytes } = this.limits;
+    const advice = 'answer or cancel (CancelTask) one of its paused tasks, or wait for one to expire, before starting another';
+    if (this.paused.size >= max) return `principal "${this.owner}" has ${this.paused.size} paused tasks, the most maxPausedPerPrincipal (${max}) allows: ${advice}`;
+    if (this.pausedBytes >= maxBytes) return `principal "${this.owner}" has paused tasks holding ${this.pausedBytes} bytes, past maxPausedBytesPerPrincipal (${maxBytes}): ${advice}`;
+    return undefined;
+  }
+
+  park(t: ServedTask, now: number): void {
+    this.inFlight.delete(t.id);
+    const bytes = (t.pause?.bytes ?? 0) + bytesOf(t);
+    this.paused.set(t.id, { task: t, bytes, atMs: now });
+    this.pausedBytes += bytes;
+  }
+
+  /** A paused task runs again, or has ended: it no longer counts as paused. */
+  unpark(id: string): void {
+    const filed = this.paused.get(id);
+    if (filed === undefined) return;
+    this.paused.delete(id);
+    this.pausedBytes -= filed.bytes;
+  }
+
+  retire(t: ServedTask, now: number): void {
+    this.inFlight.delete(t.id);
+    this.unpark(t.id);
+    if (this.limits.maxFinishedPerPrincipal === 0) return;
+    const bytes = bytesOf(t);
+    this.finished.set(t.id, { task: t, bytes, atMs: now });
+    this.finishedBytes += bytes;
+    for (const [id, old] of this.finished) {
+      if (this.finished.size <= this.limits.maxFinishedPerPrincipal && this.finishedBytes <= this.limits.maxFinishedBytesPerPrincipal) break;
+      this.forget(id, old);
+    }
+  }
+
+  private forget(id: string, filed: Filed): void {
+    this.finished.delete(id);
+    this.finishedBytes -= filed.bytes;
+  }
+
+  /**
+   * Expires what has waited too long: a paused task past `pausedTtlMs` ends failed, saying so (its
+   * snapshot dropped; the store files it as finished), a finished one past `finishedTtlMs` is forgotten.
+   */
+  sweep(now: number): void {
+    const expired: ServedTask[] = [];
+    for (const filed of this.paused.values()) {
+      if (now - filed.atMs <= this.limits.pausedTtlMs) break;
+      expired.push(filed.task);
+    }
+    for (const t of expired) t.expire(`task ${t.id} expired: it waited for input longer than pausedTtlMs (${this.limits.pausedTtlMs} ms), and its paused run was dropped`);
+    for (const [id, filed] of this.finished) {
+      if (now - filed.atMs <= this.limits.finishedTtlMs) break;
+      this.forget(id, filed);
+    }
+  }
+}
