@@ -96,6 +96,7 @@ export {
 export { OutputValidationError } from './core/structured-output.js';
 export { DuplicateRunError } from './accounting/metrics-collector.js';
 export { EmptyModelResponseError } from './agent/model-response.js';
+export { ModelOutputTruncatedError } from './agent/cut-off-answer.js';
 export { IncompleteStreamError } from './agent/model-stream.js';
 export { ModelProviderError } from './model/provider-error.js';
 export { McpToolError } from './tool/mcp-tools.js';

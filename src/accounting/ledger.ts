@@ -7,6 +7,7 @@ import type { TenantBudgets } from '../budget/tenant-budgets.js';
 import { CallAttributeCache } from './call-attributes.js';
 import { InstrumentSource } from '../observability/instruments.js';
 import type { ModelPrice, PriceTable } from './prices.js';
+import { roundUsd } from '../trace/usd.js';
 import { addToTotal, chargeTenant, newTenantLedger, type RunEntry, type TenantLedger } from './run-entry.js';
 import { isPromise } from '../core/promise.js';
 
@@ -61,7 +62,7 @@ export class Ledger {
   tenantFigures(tenantId: string): { usage: Usage; costUsd: number | null; unpricedUsage: Usage } {
     const t = this.tenants.get(tenantId);
     if (!t) return { usage: emptyUsage(), costUsd: null, unpricedUsage: emptyUsage() };
-    return { usage: copyUsage(t.usage), costUsd: t.priced ? t.costUsd : null, unpricedUsage: copyUsage(t.unpricedUsage) };
+    return { usage: copyUsage(t.usage), costUsd: t.priced ? roundUsd(t.costUsd) : null, unpricedUsage: copyUsage(t.unpricedUsage) };
   }
 
   /**

@@ -10,7 +10,7 @@ import { InstrumentSource } from '../observability/instruments.js';
 import { Ledger } from './ledger.js';
 import { defaultPrices, type PriceTable } from './prices.js';
 import { CollectorRunAccount } from './run-account.js';
-import { figuresOf, newEntry } from './run-entry.js';
+import { figuresOf, newEntry, publicFigures } from './run-entry.js';
 
 export type { RunFigures } from './accounting.js';
 
@@ -78,7 +78,7 @@ export class MetricsCollector implements Accounting {
   /** A run's live figures, or undefined once it ended (or never started here). */
   run(runId: string): RunFigures | undefined {
     const e = this.#ledger.runs.get(runId);
-    return e ? figuresOf(e) : undefined;
+    return e ? publicFigures(figuresOf(e)) : undefined;
   }
 
   /** A tenant's settled usage and cost across every run this collector saw. */

@@ -1,5 +1,6 @@
 import { addUsageInto, copyUsage, emptyUsage, type Usage } from '../core/usage.js';
 import type { RunFigures } from './accounting.js';
+import { roundUsd } from '../trace/usd.js';
 
 /** A run's live figures in a collector. */
 export interface RunEntry {
@@ -60,6 +61,15 @@ export function figuresOf(e: RunEntry): RunFigures {
     costUsd: e.ownCostKnown ? e.ownCost : null,
     totalCostUsd: e.totalCostKnown ? e.totalCost : null,
   };
+}
+
+/**
+ * Figures as the public API hands them out (`collector.run()`, an AgentResponse): costs rounded
+ * as events round them, since sums of float products carry dust (0.30000000000000004). The
+ * ledger itself keeps the exact sums.
+ */
+export function publicFigures(f: RunFigures): RunFigures {
+  return { own: f.own, total: f.total, costUsd: roundUsd(f.costUsd), totalCostUsd: roundUsd(f.totalCostUsd) };
 }
 
 /** A tenant's settled figures. costUsd is the priced part; unpriced usage is kept apart. */

@@ -158,6 +158,7 @@ export class ModelCallInFlight {
   send(ticket: CallTicket): Promise<ModelResponse> {
     const { run, request } = this;
     this.ticket = ticket;
+    run.maxTokensSent = request.maxTokens;
     this.t0 = performance.now();
     const events = run.events;
     events?.emit({ type: 'model.started', model: run.requestModel });

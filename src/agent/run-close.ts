@@ -1,3 +1,4 @@
+import { roundUsd } from '../trace/usd.js';
 import { trace } from '@opentelemetry/api';
 import type { Interruption } from '../core/interruption.js';
 import { RunFailure, type RunFigures, type Spent } from '../core/run-outcome.js';
@@ -59,8 +60,8 @@ export function closeRun(run: RunState, exit: Exit, figures: RunFigures, started
     delegations: run.delegations() ?? NONE,
     usage: figures.own,
     totalUsage: figures.total,
-    costUsd: figures.costUsd,
-    totalCostUsd: figures.totalCostUsd,
+    costUsd: roundUsd(figures.costUsd),
+    totalCostUsd: roundUsd(figures.totalCostUsd),
     durationMs,
     accounting: spent.accounting!,
     interruptions: 'paused' in exit ? exit.paused.interruptions : NONE,

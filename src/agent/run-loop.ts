@@ -7,6 +7,7 @@ import { PausedCall } from '../snapshot/paused-call.js';
 import type { CallState, RunWait, SuspendedRun } from '../snapshot/run-snapshot.js';
 import type { AgentCore } from './agent-core.js';
 import type { AgentResponse } from './agent-response.js';
+import { refuseCutOffCalls } from './cut-off-answer.js';
 import { EmptyModelResponseError } from './model-response.js';
 import { BudgetPause, callModel } from './model-turn.js';
 import { drivenModelCall } from './model-step.js';
@@ -112,6 +113,7 @@ function afterModel(run: RunState, answer: ModelResponse | BudgetPause): string 
     const { wait, interruption } = budgetWait(run, answer.error);
     return { waits: { model: wait }, interruptions: [interruption] };
   }
+  refuseCutOffCalls(run, answer, run.maxTokensSent);
   run.turns++;
   const assistant: Message = { role: 'assistant', content: answer.text };
   if (answer.toolCalls.length > 0) assistant.toolCalls = answer.toolCalls;

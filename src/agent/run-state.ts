@@ -27,6 +27,8 @@ export class RunState implements RunReporter {
   toolSeq = 0;
   /** Model calls made so far (the maxTurns count; it carries across a suspension). */
   turns = 0;
+  /** The output cap the last model call was sent with (the config's, or a budget's bound), for a cut-off answer's error. */
+  maxTokensSent: number | undefined = undefined;
   readonly frame: RunFrame;
   /** The schema the final answer must satisfy, if any: the run's own or its delegator's. */
   readonly outputType: ZodType | undefined;

@@ -4,7 +4,7 @@ import type { AiSdkCallOptions, AiSdkJson, AiSdkMessage, AiSdkToolCallPart } fro
 import type { CallSettings } from './provider-shell.js';
 import { strictSchema } from './strict-schema.js';
 import type { ModelRequest, ToolCall } from './types.js';
-import { toolCallIdOf } from './wire.js';
+import { argumentsObject, toolCallIdOf } from './wire.js';
 
 export interface CallExtras {
   nativeOutput: boolean;
@@ -58,17 +58,5 @@ function promptOf(request: ModelRequest): AiSdkMessage[] {
 
 function toolCallPart(call: ToolCall, toolNames: Map<string, string>): AiSdkToolCallPart {
   toolNames.set(call.id, call.name);
-  return { type: 'tool-call', toolCallId: call.id, toolName: call.name, input: toolInput(call.arguments) };
-}
-
-/**
- * The call's input as a value. Arguments that were not JSON already got an error result the model
- * reads next, so `{}` keeps the history sendable without hiding anything.
- */
-function toolInput(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return {};
-  }
+  return { type: 'tool-call', toolCallId: call.id, toolName: call.name, input: argumentsObject(call.arguments) ?? {} };
 }

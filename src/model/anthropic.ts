@@ -13,8 +13,8 @@ import { apiKeySchema, envVar, httpOptionsShape, httpURLSchema, type HttpProvide
 import { parseOptions } from './parse-options.js';
 import { providerShell, type CallSettings } from './provider-shell.js';
 import { postJson, postStream, transportFrom } from './transport.js';
-import type { ModelProvider, ModelRequest, ToolCall } from './types.js';
-import { readWire, toolCallIdOf } from './wire.js';
+import type { ModelProvider, ModelRequest } from './types.js';
+import { argumentsObject, readWire, toolCallIdOf } from './wire.js';
 
 export interface AnthropicOptions extends HttpProviderOptions {
   /** Defaults to ANTHROPIC_API_KEY; one of the two is required. */
@@ -128,24 +128,11 @@ function toWireMessages(request: ModelRequest): WireMessage[] {
       }
     } else if (m.role === 'assistant' && m.toolCalls && m.toolCalls.length > 0) {
       const blocks: object[] = m.content === '' ? [] : [{ type: 'text', text: m.content }];
-      for (const call of m.toolCalls) blocks.push({ type: 'tool_use', id: call.id, name: call.name, input: toolInput(call) });
+      for (const call of m.toolCalls) blocks.push({ type: 'tool_use', id: call.id, name: call.name, input: argumentsObject(call.arguments) ?? {} });
       out.push({ role: 'assistant', content: blocks });
     } else {
       out.push({ role: m.role, content: m.content });
     }
   });
   return out;
-}
-
-/**
- * The API requires `input` to be an object. A call whose arguments were not a JSON object already
- * got an error result the model reads next, so `{}` keeps the history sendable without hiding anything.
- */
-function toolInput(call: ToolCall): object {
-  try {
-    const parsed: unknown = JSON.parse(call.arguments);
-    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? parsed : {};
-  } catch {
-    return {};
-  }
 }

@@ -18,7 +18,7 @@ import { parseOptions } from './parse-options.js';
 import { providerShell, type CallSettings } from './provider-shell.js';
 import { postJson, postStream, transportFrom } from './transport.js';
 import type { ModelProvider, ModelRequest } from './types.js';
-import { readWire, toolCallIdOf } from './wire.js';
+import { argumentsObject, readWire, toolCallIdOf } from './wire.js';
 
 export interface OpenAICompatibleOptions extends HttpProviderOptions {
   /** The API base, up to but not including /chat/completions: "https://api.openai.com/v1", "http://localhost:11434/v1". */
@@ -29,17 +29,24 @@ export interface OpenAICompatibleOptions extends HttpProviderOptions {
   model: string;
   /** Overrides the derived 'openai' / 'openai-compatible'. */
   providerName?: string;
+  /**
+   * Asks the server once, before the first request with tools, whether it can take them
+   * (llama-server's `GET /props`), and warns once if it cannot. Default true; never asked of
+   * api.openai.com.
+   */
+  checkToolSupport?: boolean;
 }
 
 const USAGE =
   'openAICompatible({ baseURL: string, model: string, apiKey?: string, providerName?: string, maxRetries?: number, ' +
-  'timeoutMs?: number, backoff?: { baseDelayMs?, maxDelayMs? }, headers?: Record<string, string>, fetch?: typeof fetch, maxResponseBytes?: number, maxStreamBytes?: number })';
+  'timeoutMs?: number, backoff?: { baseDelayMs?, maxDelayMs? }, headers?: Record<string, string>, fetch?: typeof fetch, maxResponseBytes?: number, maxStreamBytes?: number, checkToolSupport?: boolean })';
 
 const optionsSchema = z.strictObject({
   baseURL: httpURLSchema,
   apiKey: apiKeySchema,
   model: modelNameSchema,
   providerName: z.string('must be a string').min(1, 'must not be empty').optional(),
+  checkToolSupport: z.boolean('must be true or false').optional(),
   ...httpOptionsShape,
 });
 
@@ -116,7 +123,8 @@ function toWireMessages(request: ModelRequest): object[] {
         tool_calls: m.toolCalls.map((c) => ({
           id: c.id,
           type: 'function',
-          function: { name: c.name, arguments: c.arguments },
+          // Text that is not a JSON object goes as '{}' (see argumentsObject).
+          function: { name: c.name, arguments: argumentsObject(c.arguments) === undefined ? '{}' : c.arguments },
         })),
       });
     } else {

@@ -36,6 +36,22 @@ export function toolCallIdOf(message: Message, index: number): string {
   );
 }
 
+/**
+ * A tool call's arguments as the JSON object they should be, or undefined when the text is not
+ * one (a model's malformed JSON, a call cut off at maxTokens). What symfonic sends back to a
+ * provider is always an object: a server that validates its history (llama-server answers 500
+ * "Failed to parse tool call arguments as JSON") would otherwise refuse every later request of
+ * the run. Such a call never ran: its result, which the model reads next, says why.
+ */
+export function argumentsObject(text: string): Record<string, unknown> | undefined {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** An answer that came whole (a server that ignored `stream: true`), as the chunks a stream yields. */
 export function* wholeAnswer(response: ModelResponse): Generator<ModelStreamChunk> {
   if (response.text !== '') yield { type: 'text', delta: response.text };

@@ -1,11 +1,15 @@
 /*
- * The one rule for dollar amounts people and programs read: events, `--json`, pictures and the
- * HTML page. Costs are sums of float products (tokens × price per token), so they carry float
- * dust (0.00005039999999999999); a few significant digits keep what the price table knows.
+ * The one rule for dollar amounts people and programs read: events, `--json`, pictures, the HTML
+ * page, a response's and a collector's figures. Costs are sums of float products (tokens × price
+ * per token), so they carry float dust (0.00005039999999999999) in the 16th or 17th digit.
  */
 
-/** Significant digits a cost keeps as a number: enough to add runs back up to their subtree. */
-export const USD_DIGITS = 6;
+/**
+ * Significant digits a cost keeps as a number: past float dust, and enough that a tenant's
+ * month of spend ($12,345.6789012) and the runs that make it up still add up to the cent and far
+ * below (six digits did not: $1.192016 read $1.19202).
+ */
+export const USD_DIGITS = 12;
 
 /** A cost rounded to `digits` significant digits, as a number; null (no known price) stays null. */
 export function roundUsd<T extends number | null>(usd: T, digits?: number): T;
