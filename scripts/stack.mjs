@@ -7,6 +7,7 @@ import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } f
 import { join } from 'node:path';
 import { alive, ensureJaeger } from './stack-build.mjs';
 import { stackConfig } from './stack-config.mjs';
+import { addressLines, readyLines, serviceLines } from './stack-report.mjs';
 import { logFile, serviceStatus, startService, stopService } from './stack-services.mjs';
 
 const USAGE = `Usage: npm run stack -- <command> [service...] [--json]
@@ -44,7 +45,7 @@ async function up(cfg, names) {
     for (const svc of chosen) {
       const r = await startService(cfg, svc);
       if (r.started) startedNow.push(svc);
-      console.log(`${svc.name.padEnd(10)} ${r.started ? `started (pid ${r.pid}, healthy in ${(r.ms / 1000).toFixed(1)} s)` : `already running (pid ${r.pid})`}  log ${logFile(cfg, svc)}`);
+      for (const line of serviceLines(svc.name, r, logFile(cfg, svc))) console.log(line);
     }
   } catch (error) {
     // A half-started stack is worse than none: stop what this call started, leave the rest.
@@ -52,23 +53,12 @@ async function up(cfg, names) {
     throw error;
   }
   const all = await Promise.all(cfg.services.map((s) => serviceStatus(cfg, s)));
-  if (all.every((s) => s.healthy)) {
+  const ready = all.every((s) => s.healthy);
+  if (ready) {
     writeFileSync(envFile(cfg), JSON.stringify({ ...cfg.urls, ports: cfg.ports, startedAt: new Date().toISOString() }, null, 2) + '\n');
   }
-  console.log(`\nstack ready in ${((Date.now() - tStart) / 1000).toFixed(1)} s (${((Date.now() - t0) / 1000).toFixed(1)} s with the build check)`);
-  printUrls(cfg);
-}
-
-function printUrls(cfg) {
-  const p = cfg.ports;
-  console.log(`  OTLP/HTTP (collector)   ${cfg.urls.SYMFONIC_STACK_OTLP}      e.g. npm run demo -- --otlp ${cfg.urls.SYMFONIC_STACK_OTLP} --jaeger-url ${cfg.urls.SYMFONIC_STACK_JAEGER}`);
-  console.log(`  OTLP/gRPC (collector)   http://${cfg.host}:${p.collectorOtlpGrpc}`);
-  console.log(`  Jaeger query API        ${cfg.urls.SYMFONIC_STACK_JAEGER}/api/v3/traces/<trace id>`);
-  console.log(`  Prometheus              ${cfg.urls.SYMFONIC_STACK_PROMETHEUS}`);
-  console.log(`  collector /metrics      http://${cfg.host}:${p.collectorPrometheus}/metrics`);
-  console.log(`  Redis                   ${cfg.urls.SYMFONIC_STACK_REDIS}`);
-  console.log(`  PostgreSQL              ${cfg.urls.SYMFONIC_STACK_POSTGRES}   (data in ${cfg.services.find((s) => s.name === 'postgres').postgres.home})`);
-  console.log(`  environment             ${envFile(cfg)}`);
+  console.log(['', ...readyLines(all, (Date.now() - tStart) / 1000, (Date.now() - t0) / 1000)].join('\n'));
+  for (const line of addressLines(cfg, all, ready ? envFile(cfg) : undefined)) console.log(line);
 }
 
 async function down(cfg, names) {
@@ -87,7 +77,7 @@ async function status(cfg, json) {
     console.log(JSON.stringify({ healthy: ok, services: all, env: cfg.urls }, null, 2));
   } else {
     for (const s of all) console.log(`${s.name.padEnd(10)} ${s.pid === null ? 'not running' : `pid ${s.pid}, ${s.healthy ? 'healthy' : 'NOT healthy'}`}`);
-    if (ok) printUrls(cfg);
+    for (const line of addressLines(cfg, all, ok ? envFile(cfg) : undefined)) console.log(line);
   }
   return ok ? 0 : 1;
 }

@@ -3,7 +3,8 @@ import { BudgetStoreUnavailableError } from '../core/errors.js';
 import { redactSecrets } from '../core/redact.js';
 import type { LevelCaps, Spend } from '../budget/budget-store.js';
 import { RedisBudgetStore, type TenantBudgetReport } from '../budget/redis/redis-budget-store.js';
-import { UsageError, usageErrorFrom } from './args.js';
+import { integerOption, UsageError, usageErrorFrom } from './args.js';
+import { joinFitting, MAX_WIDTH, MIN_WIDTH, terminalWidth, wrapText } from './fit.js';
 import { BUDGET_HELP } from './help.js';
 
 const OPTIONS = {
@@ -11,6 +12,7 @@ const OPTIONS = {
   tenant: { type: 'string', multiple: true },
   'key-prefix': { type: 'string' },
   json: { type: 'boolean' },
+  width: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -30,6 +32,7 @@ export async function budgetCommand(args: string[]): Promise<number> {
   const url = values.redis ?? process.env['SYMFONIC_REDIS_URL'];
   if (url === undefined) throw new UsageError('--redis URL is required (or set SYMFONIC_REDIS_URL), e.g. --redis redis://127.0.0.1:6379/0', COMMAND);
   if (!/^rediss?:\/\/[^/]/.test(url)) throw new UsageError(`--redis must be a redis:// or rediss:// URL (got "${url}")`, COMMAND);
+  const width = values.width === undefined ? terminalWidth() : integerOption(COMMAND, '--width', values.width, MIN_WIDTH, MAX_WIDTH);
   const keyPrefix = values['key-prefix'] ?? 'symfonic:';
   if (/[{}]/.test(keyPrefix)) throw new UsageError(`--key-prefix may not contain { or } (got "${keyPrefix}")`, COMMAND);
 
@@ -39,7 +42,7 @@ export async function budgetCommand(args: string[]): Promise<number> {
     const tenants = values.tenant ?? (await store.tenants());
     const reports: TenantBudgetReport[] = [];
     for (const t of tenants) reports.push(await store.report(t));
-    process.stdout.write(values.json ? JSON.stringify({ store: store.name, tenants: reports }, null, 2) + '\n' : renderReports(store.name, reports));
+    process.stdout.write(values.json ? JSON.stringify({ store: store.name, tenants: reports }, null, 2) + '\n' : renderReports(store.name, reports, width));
     return 0;
   } catch (error) {
     if (!(error instanceof BudgetStoreUnavailableError)) throw error;
@@ -70,6 +73,9 @@ function periodText(r: TenantBudgetReport): { period: string; resets: string } {
   return { period: l ? 'all time' : '-', resets: l ? 'never' : '-' };
 }
 
+const HEADER = ['level', 'id', 'spent tokens', 'spent USD', 'reserved tokens', 'reserved USD', 'in flight', 'limit', 'period', 'resets'];
+const NUMERIC = new Set([2, 3, 4, 5, 6]);
+
 function rows(r: TenantBudgetReport): string[][] {
   const { period, resets } = periodText(r);
   const row = (level: string, id: string, spent: Spend, reserved: Spend, inFlight: string, limit: string) => [level, id, String(spent.tokens), usd(spent.costUsd), String(reserved.tokens), usd(reserved.costUsd), inFlight, limit, period, resets];
@@ -79,13 +85,35 @@ function rows(r: TenantBudgetReport): string[][] {
   ];
 }
 
-/** Each tenant, then its users and sessions: spend the limit counts, what calls in flight hold, the limit, its period and when it resets. */
-export function renderReports(storeId: string, reports: readonly TenantBudgetReport[]): string {
+/** The report as one table, its columns aligned. */
+function table(all: string[][]): string[] {
+  const widths = HEADER.map((h, i) => Math.max(h.length, ...all.map((row) => row[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => (NUMERIC.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
+  return [line(HEADER), ...all.map(line)];
+}
+
+/**
+ * The report a row to a paragraph, for a width the table does not fit: the same cells, each named,
+ * broken between cells. The period and reset are the tenant's, said once on its own row.
+ */
+function paragraphs(reports: readonly TenantBudgetReport[], width: number): string[] {
+  return reports.flatMap((r) =>
+    rows(r).flatMap(([level, id, spentTokens, spentUsd, reservedTokens, reservedUsd, inFlight, limit, period, resets], k) => {
+      const indent = k === 0 ? '' : '  ';
+      const parts = [`${level!.trim()} ${id}:`, `spent ${spentTokens} tokens ${spentUsd},`, `reserved ${reservedTokens} tokens ${reservedUsd}${inFlight === '' ? '' : ` (${inFlight} in flight)`},`, `limit ${limit}`];
+      if (k === 0) parts.push(`· ${period}, resets ${resets}`);
+      return joinFitting(parts, ' ', width - indent.length, '    ').map((l) => indent + l);
+    }),
+  );
+}
+
+/**
+ * Each tenant, then its users and sessions: spend the limit counts, what calls in flight hold, the
+ * limit, its period and when it resets. A table when it fits `width`, else a paragraph a row.
+ */
+export function renderReports(storeId: string, reports: readonly TenantBudgetReport[], width: number): string {
   if (reports.length === 0) return `${storeId}: no tenant has spent or reserved anything yet\n`;
-  const header = ['level', 'id', 'spent tokens', 'spent USD', 'reserved tokens', 'reserved USD', 'in flight', 'limit', 'period', 'resets'];
-  const all = reports.flatMap(rows);
-  const widths = header.map((h, i) => Math.max(h.length, ...all.map((row) => row[i]!.length)));
-  const numeric = new Set([2, 3, 4, 5, 6]);
-  const line = (cells: string[]) => cells.map((c, i) => (numeric.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
-  return [`${storeId}`, line(header), ...all.map(line)].join('\n') + '\n';
+  const lines = table(reports.flatMap(rows));
+  const fits = lines.every((l) => l.length <= width);
+  return [...(fits ? [storeId, ...lines] : [...wrapText(storeId, width), ...paragraphs(reports, width)])].join('\n') + '\n';
 }

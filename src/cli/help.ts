@@ -154,6 +154,9 @@ Options:
   --key-prefix P        the store's keyPrefix (default "symfonic:")
   --tenant ID           only this tenant (repeatable); default every tenant
                         the store has seen
+  --width N             fit N columns (40 to 1000; default $COLUMNS, else the
+                        terminal's width, else 80): a table when it fits, else
+                        a paragraph a tenant, user or session
   --json                print { store, tenants: [{ tenantId, spent,
                         totalSpent, reserved, reservations, limit, period:
                         { start, resetsAt } | null, levels: [{ level, id,

@@ -17,6 +17,7 @@ import { dbosLogger, launchError, maskedAddress, stallError } from './engine-fau
 import { spanLinkOf } from './recorded-frame.js';
 import { childWorkflowId, CHILD_WORKFLOW, readOutput, recordedStart, rootWorkflowId, ROOT_WORKFLOW } from './tree-records.js';
 import { resumeTree } from './tree-resume.js';
+import { systemDatabaseUrl } from './system-database-url.js';
 import { runChild, runRoot, type RootInput, type TreeHost, type TreeOutput } from './tree-runs.js';
 
 /** A worker of durable trees: see startDurable. */
@@ -102,7 +103,7 @@ class DurableRuntime implements Durable, TreeHost, StepEngine {
     const queues = Object.keys(o.queues ?? {});
     this.dbos.setConfig({
       name: o.applicationName ?? 'symfonic',
-      systemDatabaseUrl: o.systemDatabaseUrl,
+      systemDatabaseUrl: systemDatabaseUrl(o.systemDatabaseUrl),
       executorID: this.executorId,
       applicationVersion: this.version,
       // Our spans are the trace; DBOS's would sit between them and register globals of their own.
@@ -233,7 +234,7 @@ class DurableRuntime implements Durable, TreeHost, StepEngine {
   /** Where a root's span goes when its workflow runs again: under the run span its recorded steps name, so the trace stays one. */
   async recordedRunSpan(workflowId: string, _input: RootInput): Promise<SpanLink | null> {
     if (this.startedHere.delete(workflowId)) return null;
-    this.client ??= this.sdk.DBOSClient.create({ systemDatabaseUrl: this.options.systemDatabaseUrl, logger: dbosLogger(this.logger) });
+    this.client ??= this.sdk.DBOSClient.create({ systemDatabaseUrl: systemDatabaseUrl(this.options.systemDatabaseUrl), logger: dbosLogger(this.logger) });
     const steps = (await (await this.client).listWorkflowSteps(workflowId)) ?? [];
     for (const s of steps) {
       const span = (s.output as { span?: StepSpan | null } | null)?.span;

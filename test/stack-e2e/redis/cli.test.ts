@@ -79,7 +79,8 @@ describe('symfonic budget', () => {
   });
 
   it('prints a table of every level, and --tenant narrows it', async () => {
-    const all = await symfonic(['budget', '--redis', redis.url, '--key-prefix', keyPrefix]);
+    // Wide enough for the table (80 columns, the default off a terminal, draws a paragraph a row: test/cli/budget-width).
+    const all = await symfonic(['budget', '--redis', redis.url, '--key-prefix', keyPrefix, '--width', '200']);
     expect(all.code).toBe(0);
     const lines = all.stdout.trimEnd().split('\n');
     expect(lines[0]).toBe(store.name);
@@ -89,7 +90,7 @@ describe('symfonic budget', () => {
     expect(lines[4]).toMatch(/^ {2}user\s+bob\s+200\s/);
     expect(lines[5]).toMatch(/^tenant\s+beta\s+10\s+\$0\.0150\s+0\s+\$0\.0000\s+0\s+\$5\.0000\s+day \(America\/New_York\)\s+\d{4}-\d\d-\d\dT\d\d:00:00\.000Z$/);
     expect(lines[6]).toMatch(/^tenant\s+gamma\s+7\s.*500 tokens\s+rolling 3600000 ms\s+rolling$/);
-    const one = await symfonic(['budget', '--redis', redis.url, '--key-prefix', keyPrefix, '--tenant', 'beta']);
+    const one = await symfonic(['budget', '--redis', redis.url, '--key-prefix', keyPrefix, '--tenant', 'beta', '--width', '200']);
     const squeeze = (l: string | undefined) => l?.replace(/\s+/g, ' ');
     expect(one.stdout.trimEnd().split('\n').slice(2).map(squeeze)).toEqual([squeeze(lines[5])]);
   });
