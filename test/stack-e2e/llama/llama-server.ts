@@ -14,6 +14,8 @@ export interface LlamaPaths {
   model: string;
   template: string;
   port: number;
+  /** The script's arguments for the server (serverArgs in scripts/stack-llama.mjs). */
+  args: string[];
 }
 
 export interface LlamaServer {
@@ -52,25 +54,16 @@ async function healthy(origin: string): Promise<boolean> {
 }
 
 /**
- * Starts llama-server on the loopback and waits until /health answers 200 (the model loaded).
- * One thread (`-t 1`: on a busy 2-core machine several threads wait on each other), the Qwen2.5
- * chat template through --jinja (SmolLM2's own template has no tools), a context that fits the
- * tests' longest request in each of its slots.
+ * Starts llama-server with the script's arguments (loopback, one thread, the Qwen2.5 template)
+ * and waits until /health answers 200, which it does once the model is loaded. Later flags win,
+ * so `slots` and `extraArgs` override the script's.
  */
 export async function startLlamaServer(options: { slots?: number; extraArgs?: string[] } = {}): Promise<LlamaServer> {
   const paths = llamaPaths();
   const origin = `http://127.0.0.1:${paths.port}`;
   if (await healthy(origin)) throw new Error(`something already answers on ${origin}: stop it (another llama-server?) or set SYMFONIC_STACK_PORT_BASE`);
   const slots = options.slots ?? 4;
-  const args = [
-    '-m', paths.model,
-    '--jinja', '--chat-template-file', paths.template,
-    '-t', '1', '-tb', '1',
-    '--host', '127.0.0.1', '--port', String(paths.port),
-    '--parallel', String(slots), '-c', String(2048 * slots),
-    '--seed', '1', '--no-warmup',
-    ...(options.extraArgs ?? []),
-  ];
+  const args = [...paths.args, '--parallel', String(slots), '-c', String(2048 * slots), '--seed', '1', ...(options.extraArgs ?? [])];
   const child: ChildProcess = spawn(paths.bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (output += d));
