@@ -21,7 +21,7 @@ export function alive(pid) {
 }
 
 /** One build at a time per cache folder: a second caller waits for the first one's binary. */
-function takeLock(lockFile) {
+export function takeLock(lockFile) {
   mkdirSync(dirname(lockFile), { recursive: true });
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
