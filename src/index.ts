@@ -70,6 +70,14 @@ export { BudgetResolverError } from './budget/budget-errors.js';
 export { InMemoryBudgetStore } from './budget/in-memory-store.js';
 export { RedisBudgetStore, type RedisBudgetStoreOptions, type TenantBudgetReport, type LevelReport } from './budget/redis/redis-budget-store.js';
 
+// Sessions: a conversation across runs
+export type { SessionStore, SessionKey, SessionTurn, SessionTurnRecord } from './session/session-store.js';
+export { InMemorySessionStore, type InMemorySessionStoreOptions } from './session/in-memory-session-store.js';
+export { RedisSessionStore, type RedisSessionStoreOptions } from './session/redis/redis-session-store.js';
+export { SessionError, SessionStoreUnavailableError } from './session/session-errors.js';
+export type { AgentSession } from './agent/agent-session.js';
+export type { ChildMemory, CompactHistory, CompactContext } from './session/session-memory.js';
+
 // Telemetry names and logging
 export { ATTR as SPAN_ATTRIBUTES, METRIC as METRIC_NAMES, type DelegationOutcome } from './observability/attributes.js';
 export type { Logger } from './observability/logger.js';

@@ -12,6 +12,22 @@ import type { AgentCore } from './agent-core.js';
 import { askUserTool } from './ask-user-tool.js';
 import { FrameworkConfig } from './framework-config.js';
 import { agentSpanAttributes } from './run-span.js';
+import type { AgentSessions } from '../session/session-memory.js';
+
+/** A load or append slower than this is unavailable: the turn is refused (or its append reported), never waited on for long. */
+const SESSION_TIMEOUT_MS = 5_000;
+/** The earlier messages a turn reads by default. */
+const HISTORY_MESSAGES = 50;
+
+function agentSessions(parts: AgentParts): AgentSessions | undefined {
+  if (parts.sessions === undefined) {
+    if (parts.history !== undefined || parts.sessionTimeoutMs !== undefined) {
+      throw new ConfigurationError(`agent "${parts.name}": history and sessionTimeoutMs shape how a session store is read; give the agent sessions too (e.g. sessions: new InMemorySessionStore()).`);
+    }
+    return undefined;
+  }
+  return Object.freeze({ store: parts.sessions, timeoutMs: parts.sessionTimeoutMs ?? SESSION_TIMEOUT_MS, maxMessages: parts.history?.maxMessages ?? HISTORY_MESSAGES, compact: parts.history?.compact });
+}
 
 /** The agent's tools and those its capabilities contribute, with no name twice: the model calls tools by name. */
 function allTools(name: string, own: readonly Tool[], capabilities: readonly Capability[]): Tool[] {
@@ -70,6 +86,7 @@ export function assembleCore(parts: AgentParts): { core: AgentCore; tools: reado
     // From the run_agent tool itself, so tools composed by hand (no capability) close their state too.
     delegationContext: delegationContextOf(tools.find((t) => t.name === 'run_agent')),
     roster: rosterOfTool(tools.find((t) => t.name === 'run_agent')),
+    sessions: agentSessions(parts),
   };
   return { core, tools: Object.freeze(tools), config, logger };
 }

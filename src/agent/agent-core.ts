@@ -6,6 +6,7 @@ import type { ModelProvider, ToolDefinition } from '../model/types.js';
 import type { Tool } from '../tool/define-tool.js';
 import type { FrameworkConfig } from './framework-config.js';
 import type { AgentSpanAttributes } from './run-span.js';
+import type { AgentSessions } from '../session/session-memory.js';
 
 /** What the loop reads of an agent: fixed at construction, shared by all its runs. */
 export interface AgentCore {
@@ -34,4 +35,6 @@ export interface AgentCore {
   readonly roster: DelegationRoster | undefined;
   /** Per-run delegation state of the agent's run_agent tool, closed as each run ends. */
   readonly delegationContext: DelegationContext | undefined;
+  /** Where the agent's root runs keep their session's conversation, when it was given `sessions`. */
+  readonly sessions: AgentSessions | undefined;
 }

@@ -6,6 +6,8 @@ import { isLogger, type Logger } from '../observability/logger.js';
 import type { Capability } from '../tool/capability.js';
 import { isTool, NAME_PATTERN, type Tool } from '../tool/define-tool.js';
 import { FrameworkConfig } from './framework-config.js';
+import type { SessionStore } from '../session/session-store.js';
+import type { CompactHistory } from '../session/session-memory.js';
 
 const isProvider = (p: unknown): boolean => {
   const m = p as Partial<ModelProvider> | null;
@@ -30,6 +32,19 @@ const parts = {
 /** The facade's options: a model, instructions and tools; no scope, no depth, by design. */
 export const facadeOptionsSchema = z.object(parts).strict();
 
+const isSessionStore = (s: unknown): boolean => {
+  const o = s as Partial<SessionStore> | null;
+  return typeof o === 'object' && o !== null && ['load', 'append', 'turns', 'clear'].every((m) => typeof (o as Record<string, unknown>)[m] === 'function');
+};
+
+/** How much of a session a turn reads: the last maxMessages, then compact's. */
+const historySchema = z
+  .object({
+    maxMessages: z.int('history.maxMessages must be a whole number').positive('history.maxMessages must be at least 1').max(10_000, 'history.maxMessages must be at most 10,000').optional(),
+    compact: checked<CompactHistory>((f) => typeof f === 'function', 'history.compact must be a function (messages, ctx) => messages (or a promise of them).').optional(),
+  })
+  .strict();
+
 /** SymfonicAgent's options. */
 export const agentOptionsSchema = z
   .object({
@@ -40,6 +55,9 @@ export const agentOptionsSchema = z
     metricsCollector: checked<Accounting>(isAccounting, 'metricsCollector must be a MetricsCollector (or another Accounting: { id, open(frame, agentName) }).').optional(),
     logger: checked<Logger>(isLogger, "logger must be a pino logger (or any object with pino's child, isLevelEnabled, error, warn, info, debug).").optional(),
     snapshotKey: checked<string>((k) => typeof k === 'string' && k.length >= 16, 'snapshotKey must be a secret string of at least 16 characters (it signs snapshots with HMAC-SHA256).').optional(),
+    sessions: checked<SessionStore>(isSessionStore, 'sessions must be a SessionStore ({ load, append, turns, clear }), e.g. new InMemorySessionStore() or new RedisSessionStore({ url }).').optional(),
+    history: historySchema.optional(),
+    sessionTimeoutMs: z.int('sessionTimeoutMs must be a whole number of milliseconds').positive('sessionTimeoutMs must be above 0').optional(),
   })
   .strict();
 

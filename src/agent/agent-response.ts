@@ -5,6 +5,7 @@ import type { ChildOutcome } from '../delegation/framed-child.js';
 import type { DelegationRecord } from '../delegation/delegation-record.js';
 import type { Usage } from '../core/usage.js';
 import type { Message } from '../model/types.js';
+import type { SessionStoreUnavailableError } from '../session/session-errors.js';
 
 /** Which ledger and budget store accounted a run, and for which tenant: what a delegator reads to charge nothing twice. */
 export type AccountingReceipt = Receipt;
@@ -23,6 +24,13 @@ export interface AgentResponse<T = unknown> extends Omit<ChildOutcome, 'suspensi
   snapshot: RunSnapshot | null;
   /** The trace id of the run's span (the same across a suspension); null when tracing is off. */
   traceId: string | null;
+  /** The conversation this run is a turn of (its scope's sessionId); null outside one. */
+  sessionId: string | null;
+  /**
+   * Set when the answer came but its turn could not be appended to the session store: the turn
+   * is not lost, the error carries it (`store.append(error.key, error.turn)` appends it again).
+   */
+  sessionError?: SessionStoreUnavailableError;
   /** '' while suspended. */
   finalResponse: string;
   /** The same answer as `finalResponse`, under the facade's name for it. */

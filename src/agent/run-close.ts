@@ -67,6 +67,7 @@ export function closeRun(run: RunState, exit: Exit, figures: RunFigures, started
     interruptions: 'paused' in exit ? exit.paused.interruptions : NONE,
     snapshot: suspended === undefined || run.atDoor ? null : snapshotOf(run, suspended),
     traceId: trace.isSpanContextValid(sc) ? sc.traceId : null,
+    sessionId: f.scope?.sessionId ?? null,
   };
   if ('text' in exit && run.outputType !== undefined) response.output = exit.output;
   // At a door, the delegator writes the child's state into its own.

@@ -10,6 +10,8 @@ export interface RunEventLineage {
   runId: string;
   rootRunId: string;
   parentRunId: string | null;
+  /** The conversation the tree is a turn of (the scope's sessionId); null outside one. */
+  sessionId: string | null;
   agent: string;
   depth: number;
   /** Per root, strictly increasing across the whole tree. */
@@ -30,7 +32,9 @@ export interface TextGap {
 }
 
 /** One event of a run, as a stream or an onEvent callback receives it. */
-export type RunEvent = RunEventLineage & (RunEventBody<DelegationOutcome> | TextGap);
+// A budget threshold's session is the run's own: the lineage carries it, on every event.
+type WithoutSessionId<T> = T extends unknown ? Omit<T, 'sessionId'> : never;
+export type RunEvent = RunEventLineage & (WithoutSessionId<RunEventBody<DelegationOutcome>> | TextGap);
 export type RunEventType = RunEvent['type'];
 
 /** Where a tree's events are delivered: called synchronously, in seq order. */
@@ -45,6 +49,7 @@ class Emitter implements RunEmitter {
   readonly runId: string;
   readonly rootRunId: string;
   readonly parentRunId: string | null;
+  readonly sessionId: string | null;
   readonly depth: number;
 
   constructor(
@@ -55,6 +60,7 @@ class Emitter implements RunEmitter {
     this.runId = frame.runId;
     this.rootRunId = frame.rootRunId;
     this.parentRunId = frame.parentRunId;
+    this.sessionId = frame.scope?.sessionId ?? null;
     this.depth = frame.depth;
   }
 
@@ -190,43 +196,42 @@ export class EventHub implements RunEventSink {
  * two spreads in one literal take V8's slow path.)
  */
 function stamp(l: Omit<RunEventLineage, 'seq' | 'timeMs'>, seq: number, timeMs: number, b: RunEventBody<DelegationOutcome>): RunEvent {
-  const { runId, rootRunId, parentRunId, agent, depth } = l;
+  const { runId, rootRunId, parentRunId, sessionId, agent, depth } = l;
   switch (b.type) {
     case 'run.started':
-      return { runId, rootRunId, parentRunId, agent, depth, seq, timeMs, type: b.type };
+      return { runId, rootRunId, parentRunId, sessionId, agent, depth, seq, timeMs, type: b.type };
     case 'model.started':
-      return { runId, rootRunId, parentRunId, agent, depth, seq, timeMs, type: b.type, model: b.model };
+      return { runId, rootRunId, parentRunId, sessionId, agent, depth, seq, timeMs, type: b.type, model: b.model };
     case 'text.delta':
-      return { runId, rootRunId, parentRunId, agent, depth, seq, timeMs, type: b.type, delta: b.delta };
+      return { runId, rootRunId, parentRunId, sessionId, agent, depth, seq, timeMs, type: b.type, delta: b.delta };
     case 'model.finished':
-      return { runId, rootRunId, parentRunId, agent, depth, seq, timeMs, type: b.type, usage: b.usage, costUsd: roundUsd(b.costUsd) };
+      return { runId, rootRunId, parentRunId, sessionId, agent, depth, seq, timeMs, type: b.type, usage: b.usage, costUsd: roundUsd(b.costUsd) };
     case 'tool.started':
-      return { runId, rootRunId, parentRunId, agent, depth, seq, timeMs, type: b.type, tool: b.tool, callId: b.callId };
+      return { runId, rootRunId, parentRunId, sessionId, agent, depth, seq, timeMs, type: b.type, tool: b.tool, callId: b.callId };
     case 'tool.finished':
-      return { runId, rootRunId, parentRunId, agent, depth, seq, timeMs, type: b.type, tool: b.tool, callId: b.callId, ok: b.ok };
+      return { runId, rootRunId, parentRunId, sessionId, agent, depth, seq, timeMs, type: b.type, tool: b.tool, callId: b.callId, ok: b.ok };
     case 'delegation.started':
-      return { runId, rootRunId, parentRunId, agent, depth, seq, timeMs, type: b.type, child: b.child, childRunId: b.childRunId };
+      return { runId, rootRunId, parentRunId, sessionId, agent, depth, seq, timeMs, type: b.type, child: b.child, childRunId: b.childRunId };
     case 'delegation.finished':
-      return { runId, rootRunId, parentRunId, agent, depth, seq, timeMs, type: b.type, child: b.child, childRunId: b.childRunId, outcome: b.outcome };
+      return { runId, rootRunId, parentRunId, sessionId, agent, depth, seq, timeMs, type: b.type, child: b.child, childRunId: b.childRunId, outcome: b.outcome };
     case 'budget.threshold': {
-      const e: Extract<RunEvent, { type: 'budget.threshold' }> = { runId, rootRunId, parentRunId, agent, depth, seq, timeMs, type: b.type, tenantId: b.tenantId, level: b.level, limitName: b.limitName, threshold: b.threshold, spent: b.spent, limit: b.limit };
-      // A threshold names its user and session only when it has them (rare events: no shape to keep).
+      const e: Extract<RunEvent, { type: 'budget.threshold' }> = { runId, rootRunId, parentRunId, sessionId, agent, depth, seq, timeMs, type: b.type, tenantId: b.tenantId, level: b.level, limitName: b.limitName, threshold: b.threshold, spent: b.spent, limit: b.limit };
+      // A threshold names its user only when it has one (rare events: no shape to keep).
       if (b.userId !== undefined) e.userId = b.userId;
-      if (b.sessionId !== undefined) e.sessionId = b.sessionId;
       return e;
     }
     case 'run.finished':
       // Costs as people read them (six significant digits, no float dust), by the rule pictures use.
-      return { runId, rootRunId, parentRunId, agent, depth, seq, timeMs, type: b.type, usage: b.usage, totalUsage: b.totalUsage, costUsd: roundUsd(b.costUsd), totalCostUsd: roundUsd(b.totalCostUsd) };
+      return { runId, rootRunId, parentRunId, sessionId, agent, depth, seq, timeMs, type: b.type, usage: b.usage, totalUsage: b.totalUsage, costUsd: roundUsd(b.costUsd), totalCostUsd: roundUsd(b.totalCostUsd) };
     case 'run.failed':
-      return { runId, rootRunId, parentRunId, agent, depth, seq, timeMs, type: b.type, errorType: b.errorType, message: b.message };
+      return { runId, rootRunId, parentRunId, sessionId, agent, depth, seq, timeMs, type: b.type, errorType: b.errorType, message: b.message };
     case 'run.suspended':
-      return { runId, rootRunId, parentRunId, agent, depth, seq, timeMs, type: b.type, interruptions: b.interruptions };
+      return { runId, rootRunId, parentRunId, sessionId, agent, depth, seq, timeMs, type: b.type, interruptions: b.interruptions };
     case 'run.resumed':
-      return { runId, rootRunId, parentRunId, agent, depth, seq, timeMs, type: b.type };
+      return { runId, rootRunId, parentRunId, sessionId, agent, depth, seq, timeMs, type: b.type };
     default:
       // A body type added to RunEventBody without a case here still arrives whole.
-      return Object.assign({ runId, rootRunId, parentRunId, agent, depth, seq, timeMs }, b as RunEventBody<DelegationOutcome>) as RunEvent;
+      return Object.assign({ runId, rootRunId, parentRunId, sessionId, agent, depth, seq, timeMs }, b as RunEventBody<DelegationOutcome>) as RunEvent;
   }
 }
 

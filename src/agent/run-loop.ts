@@ -13,6 +13,7 @@ import { BudgetPause, callModel } from './model-turn.js';
 import { drivenModelCall } from './model-step.js';
 import { runFailed } from './run-events.js';
 import { closeRun, type Exit } from './run-close.js';
+import { closeTurn, openTurn } from './session-turn.js';
 import type { RunStart } from './run-start.js';
 import { RunState } from './run-state.js';
 import { budgetWait } from './run-suspension.js';
@@ -145,6 +146,8 @@ export async function executeRun(core: AgentCore, query: string, start: RunStart
   if (start.resume === undefined) run.messages.push({ role: 'user', content: query });
   let exit: Exit;
   try {
+    // Before the first model call: a store that cannot answer refuses the turn with nothing charged.
+    if (run.session?.remembers === true) await openTurn(run, run.session);
     // The model/tool loop, in this one async frame (a run in flight holds no second one): tools
     // of one turn run together and their results go back in call order; a turn with a call that
     // waits ends it with the wait; a resumed run first finishes the turn it waited in.
@@ -178,5 +181,6 @@ export async function executeRun(core: AgentCore, query: string, start: RunStart
     exit = { error };
   }
   const closing = run.account.close();
-  return closeRun(run, exit, isPromise(closing) ? await closing : closing, started);
+  const figures = isPromise(closing) ? await closing : closing;
+  return run.sessionLoaded ? closeTurn(run, exit, figures, started) : closeRun(run, exit, figures, started);
 }

@@ -8,6 +8,7 @@ import type { Message } from '../model/types.js';
 import { isAccounting, type Accounting } from '../accounting/accounting.js';
 import type { MetricsCollector } from '../accounting/metrics-collector.js';
 import type { RunEvent } from './run-events.js';
+import { checkHistory } from '../session/session-messages.js';
 
 export interface RunOptions<T = unknown> {
   scope?: Scope;
@@ -44,6 +45,8 @@ export interface RunOptions<T = unknown> {
    * the run; a slow callback slows the run, so hand heavy work off.
    */
   onEvent?: (event: RunEvent) => void;
+  /** Earlier turns of the conversation, oldest first, given by hand: for an agent without `sessions` (with one, the store holds them). */
+  history?: readonly Message[];
 }
 
 /** Run options after validation: only known-good values, lineage not yet a frame. */
@@ -65,7 +68,7 @@ export interface RunRequest {
   history: readonly Message[] | undefined;
 }
 
-const KEYS = ['scope', 'runId', 'rootRunId', 'parentRunId', 'agentDepth', 'signal', 'parentContext', 'metricsCollector', 'maxAgentDepth', 'outputType', 'askUser', 'onEvent', 'deadline'] as const;
+const KEYS = ['scope', 'runId', 'rootRunId', 'parentRunId', 'agentDepth', 'signal', 'parentContext', 'metricsCollector', 'maxAgentDepth', 'outputType', 'askUser', 'onEvent', 'deadline', 'history'] as const;
 const ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 
 const EMPTY: RunRequest = Object.freeze({
@@ -151,6 +154,6 @@ export function readRunOptions(options: RunOptions | undefined): RunRequest {
     // Whole milliseconds: timers and the deadline baggage take nothing finer.
     deadline: options.deadline === undefined ? undefined : Math.floor(options.deadline),
     onEvent: options.onEvent,
-    history: undefined,
+    history: options.history === undefined ? undefined : checkHistory(options.history),
   };
 }

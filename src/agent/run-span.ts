@@ -79,6 +79,11 @@ function lineageOf(frame: RunFrame): Attributes {
   const lineage: Attributes = { [ATTR.runId]: frame.runId, [ATTR.rootRunId]: frame.rootRunId, [ATTR.agentDepth]: frame.depth };
   if (frame.parentRunId !== null) lineage[ATTR.parentRunId] = frame.parentRunId;
   if (frame.scope !== undefined) lineage[ATTR.tenantId] = frame.scope.tenantId;
+  const sessionId = frame.scope?.sessionId;
+  if (sessionId !== undefined) {
+    lineage[ATTR.conversationId] = sessionId;
+    lineage[ATTR.sessionId] = sessionId;
+  }
   return lineage;
 }
 

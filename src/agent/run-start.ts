@@ -11,6 +11,7 @@ import { rootSignal, type OwnedSignal } from '../core/signals.js';
 import type { Placement } from '../delegation/framed-child.js';
 import { wrappedCall, type WrappedCall } from '../delegation/wrapped-child.js';
 import type { Message } from '../model/types.js';
+import { rootMemory, type SessionMemory } from '../session/session-memory.js';
 import type { AgentCore } from './agent-core.js';
 import { EventHub } from './run-events.js';
 import { readRunOptions, type RunOptions, type RunRequest } from './run-options.js';
@@ -29,15 +30,19 @@ export interface RunStart extends Placement {
   readonly door: boolean;
   /** The wrapped-child adapter waiting for what this run spent. */
   readonly wrapped: WrappedCall | undefined;
+  /** How the run stands in its session, if it is in one with a store: a root's from its agent's sessions, a child's from its delegator. */
+  readonly session: SessionMemory | undefined;
 }
 
 /**
  * The start of a run a caller began (`run()`, `stream()`, the facade's `run()`): a root from its
  * validated options, or, inside a wrapped delegated child, that child.
  */
-export function callerStart(core: AgentCore, options: RunOptions | undefined, hub?: EventHub, history?: readonly Message[]): RunStart {
-  const read = readRunOptions(options);
-  const request = history === undefined ? read : { ...read, history };
+export function callerStart(core: AgentCore, options: RunOptions | undefined, hub?: EventHub): RunStart {
+  const request = readRunOptions(options);
+  if (request.history !== undefined && core.sessions !== undefined) {
+    throw new ConfigurationError(`agent "${core.name}" keeps its conversations in a session store (sessions): a run cannot also be given history. Name the session in scope.sessionId, or use an agent without sessions to pass history by hand.`);
+  }
   if (hub !== undefined && request.onEvent !== undefined) hub.listen(request.onEvent);
   const call = wrappedCall();
   return call === undefined ? rootStart(core, request, hub) : wrappedStart(core, call, request, hub);
@@ -45,7 +50,7 @@ export function callerStart(core: AgentCore, options: RunOptions | undefined, hu
 
 /** A run the delegator placed through the child door: its frame as given. */
 export function doorStart(placement: Placement): RunStart {
-  return { frame: placement.frame, accounting: placement.accounting, outputType: placement.outputType, resume: placement.resume, driver: placement.driver, owned: undefined, history: undefined, door: true, wrapped: undefined };
+  return { frame: placement.frame, accounting: placement.accounting, outputType: placement.outputType, resume: placement.resume, driver: placement.driver, owned: undefined, history: undefined, door: true, wrapped: undefined, session: placement.session };
 }
 
 /** A root run from its validated options; `hub` is the sink a stream made for it, which aborts the run through `owned`. */
@@ -66,7 +71,9 @@ function rootStart(core: AgentCore, request: RunRequest, hub?: EventHub, resumab
     events: hub ?? listenerSink(core, request),
     resumable,
   });
-  return { frame, accounting: request.accounting, outputType: request.outputType, owned, history: request.history, door: false, wrapped: undefined };
+  // A root: a run placed under a parent by hand is a child of a tree that keeps its own session.
+  const session = request.parentRunId === null ? rootMemory(core.sessions, request.scope, core.name) : undefined;
+  return { frame, accounting: request.accounting, outputType: request.outputType, owned, history: request.history, door: false, wrapped: undefined, session };
 }
 
 /**
@@ -105,7 +112,7 @@ function wrappedStart(core: AgentCore, call: WrappedCall, request: RunRequest, h
     resumable: false,
   });
   const outputType = request.outputType ?? call.placement.outputType;
-  return { frame, accounting: call.placement.accounting, outputType, owned, history: request.history, door: false, wrapped: call };
+  return { frame, accounting: call.placement.accounting, outputType, owned, history: request.history, door: false, wrapped: call, session: call.placement.session };
 }
 
 /** The sink for an onEvent callback given in the options, if one was. */
@@ -159,5 +166,6 @@ export function resumeStart(core: AgentCore, input: unknown, options: ResumeOpti
     events,
     resumable: true,
   });
-  return { frame, accounting: given.accounting, outputType: given.outputType, owned, history: undefined, door: false, wrapped: undefined, resume: { run, decisions } };
+  const session = place.parentRunId === null ? rootMemory(core.sessions, frame.scope, core.name) : undefined;
+  return { frame, accounting: given.accounting, outputType: given.outputType, owned, history: undefined, door: false, wrapped: undefined, resume: { run, decisions }, session };
 }

@@ -15,6 +15,7 @@ import type { DelegationRecord } from '../delegation/delegation-record.js';
 import type { Resumption } from '../delegation/framed-child.js';
 import type { WrappedCall } from '../delegation/wrapped-child.js';
 import type { RunDriver } from '../snapshot/run-driver.js';
+import type { SessionMemory } from '../session/session-memory.js';
 
 /**
  * Everything one run carries while it runs: its frame, its account, its span and the
@@ -44,6 +45,12 @@ export class RunState implements RunReporter {
   readonly driver: RunDriver | undefined;
   /** Accounts in the ledger its start offered (a root's: its run options'), the agent having none of its own. */
   readonly offeredLedger: boolean;
+  /** How the run stands in its session (sessions/history on the agent, memory on a child); undefined outside one. */
+  readonly session: SessionMemory | undefined;
+  /** Where this turn's messages start in `messages`: after the history read from the session. */
+  turnFrom = 0;
+  /** Set once the session's history was read: only a turn that started in its session appends to it. */
+  sessionLoaded = false;
   /** The run's account, opened right after the state (the state is where it reports store failures). */
   account!: RunAccount;
   readonly runContext: Context;
@@ -69,6 +76,7 @@ export class RunState implements RunReporter {
     this.atDoor = start.door;
     this.driver = start.driver;
     this.offeredLedger = core.accounting === undefined && start.accounting !== undefined;
+    this.session = start.session;
     this.runContext = contextWith(start.frame.traceContext ?? context.active(), span);
     // The calls that had ended before a pause keep their records across it.
     const written = start.resume?.run.delegations;
@@ -135,7 +143,7 @@ export class RunState implements RunReporter {
   log(): Logger {
     if (!this.logger) {
       const f = this.frame;
-      const bindings: LogBindings = { agent: this.core.name, run_id: f.runId, root_run_id: f.rootRunId, parent_run_id: f.parentRunId, tenant_id: this.tenantId };
+      const bindings: LogBindings = { agent: this.core.name, run_id: f.runId, root_run_id: f.rootRunId, parent_run_id: f.parentRunId, tenant_id: this.tenantId, session_id: f.scope?.sessionId ?? null };
       const sc = this.span.spanContext();
       // Without an SDK the span is a placeholder with all-zero ids, which would only mislead.
       if (trace.isSpanContextValid(sc)) {

@@ -52,7 +52,7 @@ function plainMessage(m: Message): Message {
 /** The run as data, as it suspends: what it cannot be rebuilt without. The root also states its place in the tree. */
 export function suspendedRun(run: RunState, waits: RunWait, figures: RunFigures, delegatedTo: readonly string[], isRoot: boolean): SuspendedRun {
   const f = run.frame;
-  const out: { -readonly [K in keyof SuspendedRun]: SuspendedRun[K] } = { runId: f.runId, messages: run.messages.map(plainMessage), turns: run.turns, figures, delegatedTo: [...delegatedTo], waits };
+  const out: { -readonly [K in keyof SuspendedRun]: SuspendedRun[K] } = { runId: f.runId, messages: run.messages.slice(run.turnFrom).map(plainMessage), turns: run.turns, figures, delegatedTo: [...delegatedTo], waits };
   if (isRoot) out.place = { rootRunId: f.rootRunId, parentRunId: f.parentRunId, depth: f.depth, scope: f.scope ?? null };
   if (f.maxDepth !== undefined) out.maxDepth = f.maxDepth;
   if (f.deadline !== undefined) out.deadline = f.deadline;

@@ -94,8 +94,12 @@ export class Agent implements FramedChild {
       if (options.history !== undefined && !Array.isArray(options.history)) {
         throw new ConfigurationError(`agent "${this.name}": history must be an array of messages.`);
       }
-      const runOptions = { ...(options.signal ? { signal: options.signal } : {}), ...(options.outputType !== undefined ? { outputType: options.outputType } : {}) };
-      const start = callerStart(this.#core, runOptions, undefined, options.history);
+      const runOptions = {
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(options.outputType !== undefined ? { outputType: options.outputType } : {}),
+        ...(options.history !== undefined ? { history: options.history } : {}),
+      };
+      const start = callerStart(this.#core, runOptions);
       return executeRun(this.#core, renderPrompt(prompt, options.attachments), start) as Promise<AgentResult<T>>;
     } catch (error) {
       return Promise.reject(error);

@@ -21,11 +21,14 @@ import type { AgentResponse } from './agent-response.js';
 import { RunEventStream, type AgentStream } from './agent-stream.js';
 import { FrameworkConfig } from './framework-config.js';
 import { executeRun } from './run-loop.js';
+import { agentSession, type AgentSession } from './agent-session.js';
 import { EventHub } from './run-events.js';
 import { type RunOptions } from './run-options.js';
 import { callerStart, doorStart, listenerErrorReporter, resumeStart } from './run-start.js';
 import type { ResumeOptions } from './resume-options.js';
 import type { RunSnapshot } from '../snapshot/run-snapshot.js';
+import type { SessionStore } from '../session/session-store.js';
+import type { CompactHistory } from '../session/session-memory.js';
 
 export interface SymfonicAgentOptions {
   name: string;
@@ -40,6 +43,15 @@ export interface SymfonicAgentOptions {
   logger?: Logger;
   /** Signs the snapshots of this agent's suspended trees (HMAC-SHA256); resume then takes only snapshots it signed. */
   snapshotKey?: string;
+  /**
+   * Where this agent's conversations are kept: a root run whose scope names a `sessionId` reads
+   * its earlier turns before its first model call and appends its own when it completes.
+   */
+  sessions?: SessionStore;
+  /** How much of a session a turn reads: the last `maxMessages` (50), then `compact`'s (a summary, a filter). */
+  history?: { maxMessages?: number; compact?: CompactHistory };
+  /** A session load or append slower than this (5,000 ms) is unavailable: the turn is refused, or the append reported on the response. */
+  sessionTimeoutMs?: number;
 }
 
 
@@ -88,9 +100,9 @@ export class SymfonicAgent implements FramedChild {
       if (child instanceof SubAgentSpec) {
         const built = buildSpecChild(child, options, config);
         owned.push(built);
-        return { name: child.name, description: child.description, whenToUse: child.whenToUse, agent: built, sanitised: true, outputType: child.outputType };
+        return { name: child.name, description: child.description, whenToUse: child.whenToUse, agent: built, sanitised: true, outputType: child.outputType, memory: child.memory };
       }
-      if (child instanceof SubAgent) return { name: child.name, description: child.description, whenToUse: child.whenToUse, agent: child.agent, outputType: child.outputType, reserve: child.reserve };
+      if (child instanceof SubAgent) return { name: child.name, description: child.description, whenToUse: child.whenToUse, agent: child.agent, outputType: child.outputType, reserve: child.reserve, memory: child.memory };
       throw new ConfigurationError(`agent "${name}": each sub-agent must be a SubAgent or a SubAgentSpec.`);
     });
     const capability = assembleDelegation(new DelegationRoster(entries), {
@@ -139,6 +151,14 @@ export class SymfonicAgent implements FramedChild {
     } catch (error) {
       return Promise.reject(error);
     }
+  }
+
+  /**
+   * One conversation of this agent, read through its `sessions` store: its messages, each
+   * turn's record (root run id, trace id, usage, cost), the totals, and `clear()` for erasure.
+   */
+  session(tenantId: string, sessionId: string): AgentSession {
+    return agentSession(this.#core, tenantId, sessionId);
   }
 
   /** The child door: runs `task` as the child its delegator placed (see FramedChild). */

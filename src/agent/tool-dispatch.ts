@@ -6,6 +6,7 @@ import type { RunEmitter } from '../core/run-event.js';
 import type { RunFrame } from '../core/run-frame.js';
 import type { Scope } from '../core/scope.js';
 import type { DelegationCallContext, DrivenStep, ResumableTool } from '../delegation/call-context.js';
+import type { SessionMemory } from '../session/session-memory.js';
 import type { DelegationRecords } from '../delegation/delegation-record.js';
 import { delegationContextOf } from '../delegation/tools.js';
 import type { Resumption } from '../delegation/framed-child.js';
@@ -69,6 +70,9 @@ class CallContext implements DelegationCallContext {
   }
   get logger(): Logger {
     return this.run.log();
+  }
+  get session(): SessionMemory | undefined {
+    return this.run.session;
   }
 }
 

@@ -6,6 +6,7 @@ import type { RunDriver } from '../snapshot/run-driver.js';
 import type { ToolContext } from '../tool/tool-context.js';
 import type { DelegationRecords } from './delegation-record.js';
 import type { Resumption } from './framed-child.js';
+import type { SessionMemory } from '../session/session-memory.js';
 
 /**
  * The tool context the agent loop gives delegation tools: the public ToolContext plus the run's
@@ -24,6 +25,8 @@ export interface DelegationCallContext extends ToolContext {
   readonly delegations?: DelegationRecords | undefined;
   /** Where the call stands in a driven run (a durable tree): its child is a step of the driver's. */
   readonly step?: DrivenStep | undefined;
+  /** The delegating run's place in its session: a child's namespace is named below it. */
+  readonly session?: SessionMemory | undefined;
 }
 
 /** A run_agent call of a driven run: the driver, and the turn and place of the call. */

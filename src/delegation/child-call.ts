@@ -15,6 +15,7 @@ import type { DelegationContext } from './context.js';
 import { Refusal, type DelegationCall } from './delegation-call.js';
 import type { ChildOutcome, Resumption } from './framed-child.js';
 import type { DelegationRoster } from './roster.js';
+import { childMemory } from '../session/session-memory.js';
 
 /** What a delegator's policy fixes for every child it starts. */
 export interface ChildPolicy {
@@ -85,7 +86,7 @@ export class ChildCall {
     try {
       const child = childFrame(this.frame, { runId: this.childRunId, signal: signal.signal, traceContext: ctx.traceContext, maxDepth: this.ceiling, timeoutMs: policy.childTimeoutMs });
       if (policy.childTimeoutMs !== undefined) this.limitAt = child.deadline;
-      const placement = { frame: child, accounting: ctx.account?.accounting, outputType: this.outputType, resume: this.resume };
+      const placement = { frame: child, accounting: ctx.account?.accounting, outputType: this.outputType, resume: this.resume, session: this.session };
       this.running = startHeld(ctx.account, policy.roster.find(name), this.task, placement, () => policy.roster.start(name, this.task, placement));
     } catch (error) {
       return Promise.resolve().then(() => this.failed(error));
@@ -107,6 +108,11 @@ export class ChildCall {
 
   private get outputType() {
     return this.policy.roster.find(this.call.name)!.outputType;
+  }
+
+  /** The child's namespace in its tree's session, below its delegator's; it remembers there with memory 'session'. */
+  private get session() {
+    return childMemory(this.call.ctx.session, this.call.name, this.policy.roster.find(this.call.name)!.memory);
   }
 
   private answered(outcome: ChildOutcome): string | PausedCall {
@@ -253,7 +259,7 @@ export class ChildCall {
     try {
       const child = childFrame(this.frame, { runId: this.childRunId, signal: signal.signal, traceContext: ctx.traceContext, maxDepth: this.ceiling, timeoutMs: policy.childTimeoutMs });
       if (policy.childTimeoutMs !== undefined) this.limitAt = child.deadline;
-      const placement = { frame: child, accounting: ctx.account?.accounting, outputType: this.outputType, resume: this.resume, driver };
+      const placement = { frame: child, accounting: ctx.account?.accounting, outputType: this.outputType, resume: this.resume, driver, session: this.session };
       this.running = startHeld(ctx.account, policy.roster.find(name), this.task, placement, () => policy.roster.start(name, this.task, placement));
     } catch (error) {
       this.done();

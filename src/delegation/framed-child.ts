@@ -5,6 +5,7 @@ import type { RunFrame } from '../core/run-frame.js';
 import type { Spent } from '../core/run-outcome.js';
 import type { RunDriver } from '../snapshot/run-driver.js';
 import type { SuspendedRun } from '../snapshot/run-snapshot.js';
+import type { SessionMemory } from '../session/session-memory.js';
 
 /** One child's answer, as its delegator reads it: the answer and what it spent, or its suspension. */
 export interface ChildOutcome extends Spent {
@@ -43,6 +44,8 @@ export interface Placement {
   readonly resume?: Resumption | undefined;
   /** Records the run's steps (a durable tree); undefined for a run that calls directly. */
   readonly driver?: RunDriver | undefined;
+  /** The child's place in its tree's session: its namespace, and whether it remembers (SubAgent memory 'session'). */
+  readonly session?: SessionMemory | undefined;
 }
 
 /**

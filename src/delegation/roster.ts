@@ -12,6 +12,7 @@ import { foreignSpent } from './child-answer.js';
 import { isFramedChild, type ChildOutcome, type Placement } from './framed-child.js';
 import { runWrapped } from './wrapped-child.js';
 import { assertNoWriteSurface } from './write-surface.js';
+import type { ChildMemory } from '../session/session-memory.js';
 
 export interface RosterEntry {
   readonly name: string;
@@ -24,6 +25,8 @@ export interface RosterEntry {
   readonly outputType?: ZodType | undefined;
   /** What the child holds against its delegator's budget while it runs, when it accounts none of its calls there (SubAgent reserve). */
   readonly reserve?: ChildReserve | undefined;
+  /** What the child remembers of its tree's session: 'none' (its task only, the default) or 'session' (its own earlier exchanges too). */
+  readonly memory?: ChildMemory | undefined;
 }
 
 export interface ChildDefinition {

@@ -5,6 +5,7 @@ import type { ModelProvider } from '../model/types.js';
 import { NAME_PATTERN, isTool, type Tool } from '../tool/define-tool.js';
 import type { ChildAgent } from './child.js';
 import type { ChildReserve } from '../accounting/accounting.js';
+import type { ChildMemory } from '../session/session-memory.js';
 
 function nameOf(kind: string): z.ZodType<string> {
   return checked<string>(
@@ -30,6 +31,8 @@ const reserveSchema = z
 
 const outputTypeSchema = checked<ZodType>((v) => v instanceof z.ZodType, 'outputType must be a zod schema, e.g. z.object({ answer: z.string() }).').optional();
 
+const memorySchema = z.enum(['none', 'session'], "memory must be 'none' (the child sees only its task, the default) or 'session' (it also sees its own earlier exchanges in the session)").optional();
+
 const subAgentSchema = z
   .object({
     name: nameOf('SubAgent'),
@@ -38,6 +41,7 @@ const subAgentSchema = z
     whenToUse: text('whenToUse').optional(),
     outputType: outputTypeSchema,
     reserve: reserveSchema,
+    memory: memorySchema,
   })
   .strict();
 
@@ -51,6 +55,7 @@ const specSchema = z
     modelProvider: checked<ModelProvider>((m) => typeof (m as { generate?: unknown } | null)?.generate === 'function', 'modelProvider must be a ModelProvider (an object with generate()).').optional(),
     domainDescription: text('domainDescription').optional(),
     outputType: outputTypeSchema,
+    memory: memorySchema,
   })
   .extend(modelSettingsSchema.shape)
   .strict();
@@ -71,6 +76,12 @@ export interface SubAgentOptions {
    * delegator's ledger reserves per model call instead, and holds nothing.
    */
   reserve?: ChildReserve;
+  /**
+   * What the child remembers of its tree's session (the root run's scope.sessionId, on an agent
+   * with sessions): 'none' (the default) — only its task, never the parent's conversation;
+   * 'session' — also its own earlier exchanges in that session, in namespace `<parent>/<child>`.
+   */
+  memory?: ChildMemory;
 }
 
 /** A child the caller built: anything with an async run. The caller closes it. */
@@ -81,6 +92,7 @@ export class SubAgent {
   readonly whenToUse: string | undefined;
   readonly outputType: ZodType | undefined;
   readonly reserve: ChildReserve | undefined;
+  readonly memory: ChildMemory;
 
   constructor(options: SubAgentOptions) {
     const o = readOptions(named('SubAgent', options), options, subAgentSchema, { example: 'new SubAgent({ name, agent, description, whenToUse?, outputType?, reserve?: { tokens, costUsd? } })' });
@@ -92,6 +104,7 @@ export class SubAgent {
     this.whenToUse = o.whenToUse;
     this.outputType = o.outputType;
     this.reserve = o.reserve === undefined ? undefined : Object.freeze({ ...o.reserve });
+    this.memory = o.memory ?? 'none';
     Object.freeze(this);
   }
 }
@@ -110,9 +123,13 @@ export interface SubAgentSpecOptions {
   domainDescription?: string;
   /** A zod schema the child's answer must satisfy as JSON; run_agent then returns the validated JSON. */
   outputType?: ZodType;
+  /**
+   * What the child remembers of its tree's session (the root run's scope.sessionId, on an agent
+   * with sessions): 'none' (the default) — only its task, never the parent's conversation;
+   * 'session' — also its own earlier exchanges in that session, in namespace `<parent>/<child>`.
+   */
+  memory?: ChildMemory;
 }
-
-
 
 /**
  * A child the parent builds: it inherits the parent's provider and behaviour flags, takes its
@@ -130,6 +147,7 @@ export class SubAgentSpec {
   readonly temperature: number | undefined;
   readonly maxTokens: number | undefined;
   readonly domainDescription: string | undefined;
+  readonly memory: ChildMemory;
 
   constructor(options: SubAgentSpecOptions) {
     const o = readOptions(named('SubAgentSpec', options), options, specSchema, { renamed: { provider: 'modelProvider' }, example: 'new SubAgentSpec({ name, description, ... })' });
@@ -144,6 +162,7 @@ export class SubAgentSpec {
     this.modelName = o.modelName;
     this.temperature = o.temperature;
     this.maxTokens = o.maxTokens;
+    this.memory = o.memory ?? 'none';
     Object.freeze(this);
   }
 }

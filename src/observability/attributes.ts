@@ -35,12 +35,15 @@ export const ATTR = {
   outputMessages: 'gen_ai.output.messages',
   tokenType: 'gen_ai.token.type',
   errorType: 'error.type',
+  /** The conversation a run is a turn of (the scope's sessionId): the conventions' name, beside symfonic's own. */
+  conversationId: 'gen_ai.conversation.id',
 
   runId: 'symfonic.run_id',
   rootRunId: 'symfonic.root_run_id',
   parentRunId: 'symfonic.parent_run_id',
   agentDepth: 'symfonic.agent_depth',
   tenantId: 'symfonic.tenant_id',
+  sessionId: 'symfonic.session_id',
   delegationChild: 'symfonic.delegation.child',
   delegationChildRunId: 'symfonic.delegation.child_run_id',
   delegationOutcome: 'symfonic.delegation.outcome',

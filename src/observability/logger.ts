@@ -37,6 +37,8 @@ export interface LogBindings {
   root_run_id: string;
   parent_run_id: string | null;
   tenant_id: string | null;
+  /** The scope's session (the conversation), null outside one. */
+  session_id?: string | null;
   trace_id?: string;
   span_id?: string;
   agent?: string;

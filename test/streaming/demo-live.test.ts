@@ -68,7 +68,7 @@ describe('the live demo view', () => {
 
   it('bars grow: a running run\'s bar ends at the current time', () => {
     const tree = new LiveTree(terminal(true), { color: false, width: 80 });
-    const base = { rootRunId: 'r', parentRunId: null, agent: 'root', depth: 0 };
+    const base = { rootRunId: 'r', parentRunId: null, sessionId: null, agent: 'root', depth: 0 };
     tree.add({ ...base, runId: 'r', seq: 1, timeMs: 1000, type: 'run.started' });
     expect(tree.snapshot(1500)).toMatchObject({ startMs: 1000, endMs: 1500, status: 'ok' });
     expect(tree.snapshot(2500)!.endMs).toBe(2500);

@@ -1,0 +1,96 @@
+import { z } from 'zod';
+import { readOptions } from '../core/options.js';
+import type { Message } from '../model/types.js';
+import { checkKey, checkSession, isRootNamespace } from './session-key.js';
+import { DEFAULT_MAX_MESSAGES_PER_SESSION, keepLast, storedMessage } from './session-messages.js';
+import type { SessionKey, SessionStore, SessionTurn, SessionTurnRecord } from './session-store.js';
+import { pageOf, pageOptions } from './turn-pages.js';
+
+export interface InMemorySessionStoreOptions {
+  /** Sessions kept at once; past it the least recently used goes, whole. Default 10,000. */
+  maxSessions?: number;
+  /** Messages each memory namespace of a session keeps; the oldest are dropped first (counted in the turn's record). Default 1,000. */
+  maxMessagesPerSession?: number;
+}
+
+const schema = z
+  .object({
+    maxSessions: z.int('maxSessions must be a whole number').positive('maxSessions must be at least 1').optional(),
+    maxMessagesPerSession: z.int('maxMessagesPerSession must be a whole number').positive('maxMessagesPerSession must be at least 1').optional(),
+  })
+  .strict();
+
+interface Namespace {
+  messages: Message[];
+  appended: Set<string>;
+}
+
+interface Session {
+  namespaces: Map<string, Namespace>;
+  records: SessionTurnRecord[];
+}
+
+/**
+ * Sessions in this process's memory: for tests, one-process apps and development. Bounded both
+ * ways (sessions, and messages per namespace), so a long conversation or many users cannot grow
+ * it without end. Gone when the process ends: use RedisSessionStore to share or keep them.
+ */
+export class InMemorySessionStore implements SessionStore {
+  readonly #sessions = new Map<string, Session>();
+  readonly #maxSessions: number;
+  readonly #maxMessages: number;
+
+  constructor(options: InMemorySessionStoreOptions = {}) {
+    const o = readOptions('InMemorySessionStore', options, schema, { example: 'new InMemorySessionStore({ maxSessions: 10_000, maxMessagesPerSession: 1_000 })' });
+    this.#maxSessions = o.maxSessions ?? 10_000;
+    this.#maxMessages = o.maxMessagesPerSession ?? DEFAULT_MAX_MESSAGES_PER_SESSION;
+  }
+
+  async load(key: SessionKey, options: { maxMessages: number }): Promise<readonly Message[]> {
+    checkKey(key);
+    const messages = this.#session(key.tenantId, key.sessionId, false)?.namespaces.get(key.agent)?.messages ?? [];
+    const from = Math.max(0, messages.length - options.maxMessages);
+    return messages.slice(from).map((m) => structuredClone(m));
+  }
+
+  async append(key: SessionKey, turn: SessionTurn): Promise<void> {
+    checkKey(key);
+    const session = this.#session(key.tenantId, key.sessionId, true)!;
+    let ns = session.namespaces.get(key.agent);
+    if (ns === undefined) session.namespaces.set(key.agent, (ns = { messages: [], appended: new Set() }));
+    if (ns.appended.has(turn.rootRunId)) return;
+    ns.appended.add(turn.rootRunId);
+    ns.messages.push(...turn.messages.map(storedMessage));
+    const dropped = keepLast(ns.messages, this.#maxMessages);
+    session.records.push(dropped > 0 ? { ...turn.record, droppedMessages: dropped } : { ...turn.record });
+  }
+
+  async turns(tenantId: string, sessionId: string, options?: { limit?: number; before?: string }): Promise<readonly SessionTurnRecord[]> {
+    checkSession(tenantId, sessionId);
+    const page = pageOptions(options);
+    const records = this.#session(tenantId, sessionId, false)?.records.filter((r) => isRootNamespace(r.agent)) ?? [];
+    return pageOf(records, page).map((r) => structuredClone(r));
+  }
+
+  async clear(tenantId: string, sessionId: string): Promise<void> {
+    checkSession(tenantId, sessionId);
+    this.#sessions.delete(sessionKey(tenantId, sessionId));
+  }
+
+  /** The session, moved to the most recently used end; made (evicting the least recently used past the cap) when `create`. */
+  #session(tenantId: string, sessionId: string, create: boolean): Session | undefined {
+    const k = sessionKey(tenantId, sessionId);
+    let session = this.#sessions.get(k);
+    if (session !== undefined) this.#sessions.delete(k);
+    else if (create) session = { namespaces: new Map(), records: [] };
+    if (session === undefined) return undefined;
+    this.#sessions.set(k, session);
+    if (this.#sessions.size > this.#maxSessions) this.#sessions.delete(this.#sessions.keys().next().value!);
+    return session;
+  }
+}
+
+/** One map key per tenant and session, unambiguous whatever either holds. */
+function sessionKey(tenantId: string, sessionId: string): string {
+  return JSON.stringify([tenantId, sessionId]);
+}

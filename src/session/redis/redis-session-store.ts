@@ -1,0 +1,154 @@
+import { z } from 'zod';
+import type { Cluster, Redis } from 'ioredis';
+import { ConfigurationError } from '../../core/errors.js';
+import { readOptions } from '../../core/options.js';
+import type { Message } from '../../model/types.js';
+import { SessionStoreUnavailableError } from '../session-errors.js';
+import { checkKey, checkSession, isRootNamespace } from '../session-key.js';
+import { DEFAULT_MAX_MESSAGES_PER_SESSION, storedMessage } from '../session-messages.js';
+import type { SessionKey, SessionStore, SessionTurn, SessionTurnRecord } from '../session-store.js';
+import { pageOptions } from '../turn-pages.js';
+import { APPEND_SCRIPT } from './redis-session-script.js';
+import { sessionKeys, type SessionKeys } from './redis-session-keys.js';
+
+/** The ioredis calls the store makes: typed structurally, so the published declarations need no ioredis types. */
+interface SessionClient {
+  evalsha(sha: string, numKeys: number, ...args: string[]): Promise<unknown>;
+  eval(lua: string, numKeys: number, ...args: string[]): Promise<unknown>;
+  lrange(key: string, start: number, stop: number): Promise<string[]>;
+  hget(key: string, field: string): Promise<string | null>;
+  smembers(key: string): Promise<string[]>;
+  del(...keys: string[]): Promise<number>;
+  quit(): Promise<unknown>;
+}
+
+export interface RedisSessionStoreOptions {
+  /** redis:// or rediss:// URL; the store makes its client on first use and closes it in close(). Default redis://127.0.0.1:6379. */
+  url?: string;
+  /** An ioredis client (Redis or Cluster) of yours instead of a URL; close() leaves it open. */
+  client?: Redis | Cluster;
+  /** Put before every key; may not contain `{` or `}` (the session's hash tag follows it). Default 'symfonic:sessions:'. */
+  keyPrefix?: string;
+  /** How long a session lives after its last append, in ms (0: for ever). Default 30 days. */
+  ttlMs?: number;
+  /** Messages each memory namespace of a session keeps; the oldest are dropped first (counted in the turn's record). Default 1,000. */
+  maxMessagesPerSession?: number;
+}
+
+const isClient = (c: unknown): boolean => ['evalsha', 'eval', 'lrange', 'hget', 'smembers', 'del'].every((m) => typeof (c as Record<string, unknown> | null)?.[m] === 'function');
+
+const schema = z
+  .object({
+    url: z.string().regex(/^rediss?:\/\/[^/]/, 'url must be a redis:// or rediss:// URL naming a host').optional(),
+    client: z.custom<Redis | Cluster>(isClient, 'client must be an ioredis client: new Redis(...) or new Cluster(...)').optional(),
+    keyPrefix: z.string().max(200).regex(/^[^{}]*$/, 'keyPrefix may not contain { or }: the session hash tag must be the first {...} of every key').optional(),
+    ttlMs: z.int('ttlMs must be a whole number of milliseconds').min(0, 'ttlMs must be 0 (no expiry) or more').optional(),
+    maxMessagesPerSession: z.int('maxMessagesPerSession must be a whole number').positive('maxMessagesPerSession must be at least 1').optional(),
+  })
+  .strict();
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Sessions in Redis, shared by every process that names the same Redis and prefix: a turn
+ * answered here continues there. A session's keys share one hash slot (Cluster-safe); an append
+ * is one Lua script, idempotent by (namespace, rootRunId); namespaces are capped, and a session
+ * expires `ttlMs` after its last append.
+ */
+export class RedisSessionStore implements SessionStore {
+  readonly #url: string | undefined;
+  readonly #given: SessionClient | undefined;
+  readonly #prefix: string;
+  readonly #ttlMs: number;
+  readonly #maxMessages: number;
+  #client: Promise<SessionClient> | undefined;
+
+  constructor(options: RedisSessionStoreOptions = {}) {
+    const o = readOptions('RedisSessionStore', options, schema, { example: "new RedisSessionStore({ url: 'redis://127.0.0.1:6379' })" });
+    if (o.url !== undefined && o.client !== undefined) throw new ConfigurationError('RedisSessionStore takes url or client, not both: pass the URL to make a client of its own, or your client.');
+    this.#given = o.client as SessionClient | undefined;
+    this.#url = o.client === undefined ? (o.url ?? 'redis://127.0.0.1:6379') : undefined;
+    this.#prefix = o.keyPrefix ?? 'symfonic:sessions:';
+    this.#ttlMs = o.ttlMs ?? 30 * DAY_MS;
+    this.#maxMessages = o.maxMessagesPerSession ?? DEFAULT_MAX_MESSAGES_PER_SESSION;
+  }
+
+  async load(key: SessionKey, options: { maxMessages: number }): Promise<readonly Message[]> {
+    checkKey(key);
+    const keys = this.#keys(key.tenantId, key.sessionId);
+    const raw = await (await this.#redis()).lrange(keys.messages(key.agent), -Math.max(1, options.maxMessages), -1);
+    return raw.map((text) => parsed<Message>(text, 'message'));
+  }
+
+  async append(key: SessionKey, turn: SessionTurn): Promise<void> {
+    checkKey(key);
+    const keys = this.#keys(key.tenantId, key.sessionId);
+    const messagesKey = keys.messages(key.agent);
+    const record = isRootNamespace(key.agent) ? JSON.stringify(turn.record) : '';
+    const args = [JSON.stringify([key.agent, turn.rootRunId]), String(this.#maxMessages), String(this.#ttlMs), record, turn.record.rootRunId, messagesKey, ...turn.messages.map((m) => JSON.stringify(storedMessage(m)))];
+    const scriptKeys = [messagesKey, keys.appended, keys.records, keys.recordIndex, keys.namespaces];
+    const client = await this.#redis();
+    try {
+      await client.evalsha(APPEND_SCRIPT.sha, scriptKeys.length, ...scriptKeys, ...args);
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+      await client.eval(APPEND_SCRIPT.lua, scriptKeys.length, ...scriptKeys, ...args);
+    }
+  }
+
+  async turns(tenantId: string, sessionId: string, options?: { limit?: number; before?: string }): Promise<readonly SessionTurnRecord[]> {
+    checkSession(tenantId, sessionId);
+    const page = pageOptions(options);
+    const keys = this.#keys(tenantId, sessionId);
+    const client = await this.#redis();
+    let end = -1;
+    if (page.before !== undefined) {
+      const at = await client.hget(keys.recordIndex, page.before);
+      if (at === null) return [];
+      end = Number(at) - 1;
+      if (end < 0) return [];
+    }
+    const start = end === -1 ? -page.limit : Math.max(0, end - page.limit + 1);
+    const raw = await client.lrange(keys.records, start, end);
+    return raw.map((text) => parsed<SessionTurnRecord>(text, 'turn record'));
+  }
+
+  async clear(tenantId: string, sessionId: string): Promise<void> {
+    checkSession(tenantId, sessionId);
+    const keys = this.#keys(tenantId, sessionId);
+    const client = await this.#redis();
+    // Every key is in one slot: one DEL, Cluster or not.
+    const namespaces = await client.smembers(keys.namespaces);
+    await client.del(...namespaces, keys.appended, keys.records, keys.recordIndex, keys.namespaces);
+  }
+
+  /** Quits the client the store made from its URL; a client passed in is left open. */
+  async close(): Promise<void> {
+    if (this.#url === undefined || this.#client === undefined) return;
+    const client = await this.#client;
+    await client.quit().catch(() => undefined);
+  }
+
+  #keys(tenantId: string, sessionId: string): SessionKeys {
+    return sessionKeys(this.#prefix, tenantId, sessionId);
+  }
+
+  #redis(): Promise<SessionClient> {
+    if (this.#given !== undefined) return Promise.resolve(this.#given);
+    return (this.#client ??= import('ioredis').then(({ Redis }) => {
+      const client = new Redis(this.#url!, { maxRetriesPerRequest: 1, commandTimeout: 5_000, connectTimeout: 5_000 });
+      // A lost connection is said by the commands that fail (the turn refused, or sessionError): the socket's own errors are not news.
+      client.on('error', () => undefined);
+      return client as unknown as SessionClient;
+    }));
+  }
+}
+
+/** One stored JSON value, or the store's refusal naming the garbage it found. */
+function parsed<T>(text: string, what: string): T {
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    throw new SessionStoreUnavailableError(`RedisSessionStore found a ${what} that is not JSON (${JSON.stringify(text.slice(0, 40))}): the session's keys were written by something else. Clear the session or use another keyPrefix.`);
+  }
+}

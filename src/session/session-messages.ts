@@ -1,0 +1,60 @@
+import { z } from 'zod';
+import type { Message } from '../model/types.js';
+import { ConfigurationError } from '../core/errors.js';
+import { SessionStoreUnavailableError } from './session-errors.js';
+
+/** The longest message text a session keeps, as the longest tool result a model reads (mcpTools' maxResultChars default). */
+export const MAX_SESSION_MESSAGE_CHARS = 100_000;
+
+/** Messages a namespace keeps unless the store is told otherwise: the oldest go first past it. */
+export const DEFAULT_MAX_MESSAGES_PER_SESSION = 1_000;
+
+const toolCall = z.object({ id: z.string(), name: z.string(), arguments: z.string() }).strict();
+const messageShape = { role: z.enum(['user', 'assistant', 'tool']), content: z.string(), toolCalls: z.array(toolCall).optional(), toolCallId: z.string().optional() };
+const messages = z.array(z.object(messageShape).strict());
+// Given by hand, a message may carry a vendor SDK's fields of its own: they are dropped, not refused.
+const givenMessages = z.array(z.object({ ...messageShape, toolCalls: z.array(z.object(toolCall.shape)).optional() }));
+
+/** `text` cut to the cap, with a note saying so: a session never grows by one message's worth of megabytes. */
+function cappedText(text: string): string {
+  if (text.length <= MAX_SESSION_MESSAGE_CHARS) return text;
+  return `${text.slice(0, MAX_SESSION_MESSAGE_CHARS)}\n[symfonic cut this message as the session kept it: it was ${text.length} characters, the first ${MAX_SESSION_MESSAGE_CHARS} are above.]`;
+}
+
+/** A message as a session keeps it: plain data, its text (and its tool calls' arguments) capped. */
+export function storedMessage(m: Message): Message {
+  const out: Message = { role: m.role, content: cappedText(m.content) };
+  if (m.toolCalls !== undefined) out.toolCalls = m.toolCalls.map((c) => ({ id: c.id, name: c.name, arguments: cappedText(c.arguments) }));
+  if (m.toolCallId !== undefined) out.toolCallId = m.toolCallId;
+  return out;
+}
+
+/**
+ * What a store answered to a load, checked before a model reads it: a list of messages, or a
+ * refusal naming what came back. A store that answers garbage is a store that cannot be used.
+ */
+export function loadedMessages(store: string, answer: unknown): readonly Message[] {
+  const parsed = messages.safeParse(answer);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const where = issue === undefined ? '' : ` (at ${issue.path.length === 0 ? 'the top' : issue.path.join('.')}: ${issue.message})`;
+  throw new SessionStoreUnavailableError(
+    `session store ${store} answered a load with something that is not a list of messages${where}: the turn was refused before any model call. ` +
+      'A SessionStore.load must resolve to an array of { role, content, toolCalls?, toolCallId? }.',
+  );
+}
+
+/** `list` kept within `max`, oldest dropped first; how many were dropped. */
+export function keepLast<T>(list: T[], max: number): number {
+  const over = list.length - max;
+  if (over <= 0) return 0;
+  list.splice(0, over);
+  return over;
+}
+
+/** Earlier turns given by hand (`run(query, { history })`), checked as a store's answer is: a list of messages. */
+export function checkHistory(history: unknown): readonly Message[] {
+  const parsed = givenMessages.safeParse(history);
+  if (parsed.success) return parsed.data;
+  throw new ConfigurationError(`run option history must be an array of messages { role: 'user' | 'assistant' | 'tool', content, toolCalls?, toolCallId? }: ${z.prettifyError(parsed.error)}.`);
+}
