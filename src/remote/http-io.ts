@@ -49,9 +49,16 @@ export function sendEvent(res: ServerResponse, json: string, extraHeaders: Recor
 /**
  * A JSON-RPC stream as server-sent events: one `data:` event per response (JSON text), as the A2A
  * JSON-RPC binding streams, written as the stream pushes them. Stops the stream when the caller
- * hangs up.
+ * hangs up, and hangs up on a caller that stops reading: writes that have not drained within
+ * `writeTimeoutMs` end the stream and free what it buffered (a client that stays connected
+ * without reading would otherwise hold its answer in this process for as long as it stays).
  */
-export function sendStream(res: ServerResponse, stream: { start(write: (json: string) => void, end: () => void, backlog: () => number): () => void; abandon?(): void }, extraHeaders: Record<string, string> = {}): Promise<void> {
+export function sendStream(
+  res: ServerResponse,
+  stream: { start(write: (json: string) => void, end: () => void, backlog: () => number): () => void; abandon?(): void },
+  extraHeaders: Record<string, string> = {},
+  writeTimeoutMs = 30_000,
+): Promise<void> {
   if (res.headersSent || res.destroyed) {
     stream.abandon?.();
     return Promise.resolve();
@@ -59,17 +66,32 @@ export function sendStream(res: ServerResponse, stream: { start(write: (json: st
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', ...extraHeaders });
   return new Promise<void>((resolve) => {
     let stop: (() => void) | undefined;
+    let stalled: NodeJS.Timeout | undefined;
+    const drained = () => {
+      clearTimeout(stalled);
+      stalled = undefined;
+    };
     const done = () => {
       res.off('close', done);
+      res.off('drain', drained);
+      drained();
       stop?.();
       resolve();
     };
     res.once('close', done);
+    res.on('drain', drained);
+    const write = (json: string) => {
+      if (res.destroyed || res.write(`data: ${json}\n\n`) || stalled !== undefined) return;
+      stalled = setTimeout(() => res.destroy(), writeTimeoutMs);
+      stalled.unref();
+    };
     stop = stream.start(
-      (json) => void (res.destroyed || res.write(`data: ${json}\n\n`)),
+      write,
       () => {
         res.end();
-        done();
+        // Ended, but what it wrote may still wait for the reader: the same timeout holds until it drains.
+        if (res.writableLength === 0) done();
+        else res.once('finish', done);
       },
       () => res.writableLength,
     );

@@ -144,7 +144,7 @@ class Served {
     const headers: Record<string, string> = extension ? { 'a2a-extensions': USAGE_LINEAGE_EXTENSION } : {};
     try {
       const answer = binding === 'v1' ? await answerV1(this.tasks, rpc, request) : await this.answerLegacy(rpc, request);
-      if (typeof answer !== 'string') await sendStream(res, answer, headers);
+      if (typeof answer !== 'string') await sendStream(res, answer, headers, this.options.streamWriteTimeoutMs);
       else if (streaming) sendEvent(res, answer, headers);
       else sendRaw(res, answer, headers);
     } finally {

@@ -24,6 +24,12 @@ export interface ServeAgentOptions {
    */
   tasks?: TaskStore;
   /**
+   * A streaming client must take what is written to it within this time: a stream whose writes
+   * have not drained after it is ended, its buffers freed, and a run it was waiting on stopped as
+   * if the client had hung up. Default 30_000.
+   */
+  streamWriteTimeoutMs?: number;
+  /**
    * The URL callers reach the JSON-RPC endpoint at, as the agent card advertises it (behind a
    * proxy or a load balancer, say). Default: the address the server is bound to.
    */
@@ -37,6 +43,7 @@ export interface ResolvedServeOptions {
   path: string;
   maxBodyBytes: number;
   tasks: TaskStore;
+  streamWriteTimeoutMs: number;
   publicUrl: string | undefined;
 }
 
@@ -52,6 +59,7 @@ const schema = z
       .optional(),
     maxBodyBytes: z.number().int().positive().max(1024 * 1024 * 1024).optional(),
     tasks: checked<TaskStore>(isTaskStore, 'tasks must be a TaskStore, e.g. new InMemoryTaskStore({ maxPausedPerPrincipal: 100 })').optional(),
+    streamWriteTimeoutMs: z.number().int().min(10).max(24 * 60 * 60 * 1000).optional(),
     publicUrl: z.url({ protocol: /^https?$/, error: 'publicUrl must be an http(s) URL, e.g. "https://agents.example.com/research"' }).optional(),
   })
   .strict();
@@ -78,5 +86,6 @@ export function resolveServeOptions(agent: unknown, options: unknown): ResolvedS
   }
   const o = parsed.data;
   const path = o.path === undefined || o.path === '/' ? '/' : o.path.replace(/\/+$/, '');
-  return { port: o.port ?? 0, host: o.host ?? '127.0.0.1', authenticate: o.authenticate, path, maxBodyBytes: o.maxBodyBytes ?? 1024 * 1024, tasks: o.tasks ?? new InMemoryTaskStore(), publicUrl: o.publicUrl };
+  return { port: o.port ?? 0, host: o.host ?? '127.0.0.1', authenticate: o.authenticate, path, maxBodyBytes: o.maxBodyBytes ?? 1024 * 1024, tasks: o.tasks ?? new InMemoryTaskStore(),
+    streamWriteTimeoutMs: o.streamWriteTimeoutMs ?? 30_000, publicUrl: o.publicUrl };
 }

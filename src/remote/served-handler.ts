@@ -70,14 +70,13 @@ export class ServedTasks {
 
   /**
    * The task for a message, checked and kept, not running yet (a stream watches it before its run
-   * starts); a paused task it resumes works again before anyone watches it.
+   * starts); a paused task it resumes works again (followUp reopens it) before anyone watches it.
    */
   private async createTask(params: SendParams, req: ServedRequest): Promise<Created> {
     const message = params.message;
     if (typeof message.taskId === 'string' && message.taskId !== '') {
       const created = await this.followUp(message.taskId, params, req);
       await this.store.resumed(created.task);
-      created.task.reopen(created.resume!.message);
       return created;
     }
     const text = taskTextOf(message.parts);
@@ -141,7 +140,10 @@ export class ServedTasks {
     }
     const now = req.runOptions;
     const options: ServedOptions = { ...task.placement, parentContext: now?.parentContext, deadline: now?.deadline };
-    return { task, text: '', options, resume: { resumption, message: { ...message, taskId, contextId: task.contextId } } };
+    // Reopened before anything else can run: a second message with the same decisions finds it working, and is refused.
+    const resume = { resumption, message: { ...message, taskId, contextId: task.contextId } };
+    task.reopen(resume.message);
+    return { task, text: '', options, resume };
   }
 
   private async find(id: string, req: ServedRequest): Promise<ServedTask> {

@@ -185,6 +185,15 @@ describe('messages a paused task refuses, with the A2A error naming the problem'
     expect(ran).toEqual([]);
   });
 
+  it('two messages bringing the decisions at once: one resumes the task, the other is refused, and the tool runs once', async () => {
+    const { url, ran } = await serveTreasurer();
+    const task = await paused(url, plain);
+    const decide = () => post(url, send({ taskId: task.id, parts: [{ data: { decisions: { [task.status.message.parts[1].data.interruptions[0].id]: { approve: true } } } }] }), plain);
+    const answers = await Promise.all([decide(), decide()]);
+    expect(answers.map((a) => a.json.result?.task.status.state ?? a.json.error.code).sort()).toEqual([-32004, 'TASK_STATE_COMPLETED']);
+    expect(ran).toEqual([42]);
+  });
+
   it('a task that has completed: -32004; an unknown task: -32001', async () => {
     const { url } = await serveTreasurer();
     const task = await paused(url, plain);

@@ -56,7 +56,7 @@ describe("@a2a-js/sdk's own server and client against symfonic, traced", () => {
     expect(sent.artifacts[0]?.parts[0]?.content).toEqual({ $case: 'text', value: 'symfonic says: capital of France' });
     const streamed = [];
     for await (const e of client.sendMessageStream(request('capital of Italy'), options)) streamed.push(e.payload?.$case);
-    expect(streamed).toEqual(['task', 'artifactUpdate', 'statusUpdate']);
+    expect(streamed).toEqual(['task', 'statusUpdate', 'artifactUpdate', 'statusUpdate']);
     const slow = (await client.sendMessage(request('slow', true), options)) as Task;
     expect((await client.cancelTask({ tenant: '', id: slow.id, metadata: undefined }, options)).status?.state).toBe(TaskState.TASK_STATE_CANCELED);
     span.end();

@@ -112,6 +112,10 @@ describe('the official Python a2a-sdk, both lines, against symfonic', () => {
       const out = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as Record<string, any>;
       expect(out.card.name).toBe('researcher');
       expect(out.card.capabilities.streaming).toBe(true);
+      // Each SDK finds bearer authentication in its own spelling (0.3.26 read the 1.0 entry alone as mutualTLS).
+      const schemes = out.card.securitySchemes ?? out.card.security_schemes;
+      if (line.prefix === 'a2a03') expect(schemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
+      else expect(schemes.bearer.httpAuthSecurityScheme).toMatchObject({ scheme: 'Bearer' });
       const text = JSON.stringify(out.send);
       expect(text).toContain('symfonic says: capital of France');
       expect(JSON.stringify(out.stream)).toContain('symfonic says: capital of Italy');
