@@ -7,7 +7,7 @@
  */
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigurationError } from '../../../src/core/errors.js';
+import { BudgetStoreUnavailableError, ConfigurationError } from '../../../src/core/errors.js';
 import { RedisBudgetStore } from '../../../src/budget/redis/redis-budget-store.js';
 import type { BudgetLimit } from '../../../src/budget/budget-store.js';
 import { collectingLogger } from '../../support/logging.js';
@@ -65,6 +65,31 @@ describe('a Redis with maxmemory-policy volatile-lru, shared with a cache', () =
   }, 60_000);
 });
 
+describe('a Redis whose memory is full with nothing it may evict', () => {
+  it("refuses the reserve as an outage, saying Redis answered OOM, and holds nothing", async () => {
+    const { raw, redis, stores } = await server(['--maxmemory', '4mb', '--maxmemory-policy', 'volatile-lru']);
+    const keyPrefix = uniquePrefix('full');
+    const store = new RedisBudgetStore({ redis: redis.url, keyPrefix });
+    stores.push(store);
+    await spent(store, 100);
+    // Keys without a TTL: volatile-lru may not evict them, so memory fills up, to the last small
+    // write (a command's own arguments count against maxmemory while it waits to run).
+    let i = 0;
+    for (const size of [10_000, 100, 1]) {
+      for (; ; i++) {
+        const failed = await raw.set(`kept:${i}`, 'x'.repeat(size)).then(() => false, (e: Error) => /^OOM/.test(e.message));
+        if (failed) break;
+        if (i > 100_000) throw new Error('memory never filled');
+      }
+    }
+    const refused = await store.reserve('acme', spend(10), limit).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(BudgetStoreUnavailableError);
+    expect(String((refused as Error).cause)).toMatch(/answered "OOM command not allowed/);
+    for (let k = 0; k <= i; k += 500) await raw.del(...Array.from({ length: 500 }, (_, j) => `kept:${k + j}`));
+    expect((await store.usage('acme', undefined)).reserved.tokens).toBe(0);
+  }, 30_000);
+});
+
 describe("the store's keys", () => {
   it('none has a TTL; a user hash past its end of life is deleted by the scripts instead', async () => {
     const { raw, redis, stores } = await server(['--maxmemory-policy', 'volatile-ttl']);
@@ -118,6 +143,14 @@ describe('a Redis with maxmemory-policy allkeys-lru', () => {
     await store.reserve('acme', spend(1), limit).catch(() => undefined); // starts the re-read
     await new Promise((r) => setTimeout(r, 200));
     await expect(store.reserve('acme', spend(1), limit)).rejects.toThrow(/maxmemory-policy allkeys-lfu/);
+  }, 30_000);
+
+  it('a policy the store may not read (INFO denied by an ACL) is refused too, saying so', async () => {
+    const { raw, redis } = await server(['--maxmemory-policy', 'noeviction']);
+    await raw.call('ACL', 'SETUSER', 'app', 'on', '>app-pw', '~*', '+@all', '-info');
+    const store = new RedisBudgetStore({ redis: `redis://app:app-pw@127.0.0.1:${redis.port}/0`, keyPrefix: uniquePrefix('acl') });
+    owned[owned.length - 1]!.stores.push(store);
+    await expect(store.reserve('acme', spend(1), limit)).rejects.toThrow(/cannot tell whether its Redis evicts keys \(maxmemory-policy unreadable: INFO memory answered "NOPERM/);
   }, 30_000);
 
   it('allowKeyEviction: true accepts it, with a warning', async () => {
