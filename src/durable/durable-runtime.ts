@@ -120,8 +120,7 @@ class DurableRuntime implements Durable, TreeHost, StepEngine, TakeoverHost {
       logger: dbosLogger(this.logger),
       listenQueues: o.listenQueues ?? queues,
     });
-    // Before DBOS launches: its launch runs this executor id's unfinished trees, which a live
-    // process of the same id would be running too.
+    // Before DBOS launches: its launch runs the unfinished trees of this id, a live twin's too.
     try {
       this.lease = await ExecutorLease.take(o.systemDatabaseUrl, o.applicationName ?? 'symfonic', this.executorId, this.logger, this.address);
     } catch (error) {
@@ -162,7 +161,9 @@ class DurableRuntime implements Durable, TreeHost, StepEngine, TakeoverHost {
   }
 
   recover(rootRunId: string): Promise<void> {
-    return recoverTree(this, rootRunId);
+    return recoverTree(this, rootRunId).catch((error: unknown) => {
+      throw launchError(this.address, this.options.systemDatabaseUrl, error, false);
+    });
   }
 
   async shutdown(): Promise<void> {
