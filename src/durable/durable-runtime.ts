@@ -13,11 +13,14 @@ import { AgentRegistry } from './agent-registry.js';
 import type { CheckpointWatch, ChildInput, StepEngine } from './dbos-driver.js';
 import { loadDbos, type Dbos, type DbosClient, type DbosSdk, type WorkflowHandle } from './dbos-sdk.js';
 import { readDurableOptions, readRunOptions, type DurableEnqueueOptions, type DurableOptions, type DurableRunOptions } from './durable-options.js';
+import { launchOnce } from './dbos-launch.js';
 import { dbosLogger, launchError, maskedAddress, stallError } from './engine-faults.js';
+import { ExecutorLease } from './executor-lease.js';
 import { spanLinkOf } from './recorded-frame.js';
 import { childWorkflowId, CHILD_WORKFLOW, readOutput, recordedStart, rootWorkflowId, ROOT_WORKFLOW } from './tree-records.js';
 import { resumeTree } from './tree-resume.js';
 import { systemDatabaseUrl } from './system-database-url.js';
+import { recoverTree, type TakeoverHost } from './tree-takeover.js';
 import { runChild, runRoot, type RootInput, type TreeHost, type TreeOutput } from './tree-runs.js';
 
 /** A worker of durable trees: see startDurable. */
@@ -34,7 +37,11 @@ export interface Durable {
   result<T = unknown>(rootRunId: string): Promise<AgentResponse<T>>;
   /** Goes on with a suspended tree, by its root run id, from any worker: once; a second resume of the same suspension is refused. */
   resume<T = unknown>(rootRunId: string, options: { decisions: Decisions }): Promise<AgentResponse<T>>;
-  /** Takes over a tree whose worker is gone under another executor id: refused, saying what changed, when this worker's agents differ. */
+  /**
+   * Takes over the unfinished parts of a tree whose workers are gone (another executor id's): a
+   * part a live worker runs stays with it, and a tree another worker is recovering is left to it.
+   * Refused, saying what changed, when this worker's agents differ.
+   */
   recover(rootRunId: string): Promise<void>;
   /** Stops taking and recording work; trees under way stay recorded, for this executor id to finish. */
   shutdown(): Promise<void>;
@@ -64,7 +71,7 @@ export async function startDurable(options: DurableOptions): Promise<Durable> {
   return runtime;
 }
 
-class DurableRuntime implements Durable, TreeHost, StepEngine {
+class DurableRuntime implements Durable, TreeHost, StepEngine, TakeoverHost {
   readonly executorId: string;
   readonly version: string;
   readonly accounting: Accounting;
@@ -81,6 +88,8 @@ class DurableRuntime implements Durable, TreeHost, StepEngine {
   private readonly waiters = new Map<string, Set<(error: Error) => void>>();
   /** Root workflows this worker started fresh: their span starts where the caller's is, nothing recorded to look up. */
   private readonly startedHere = new Set<string>();
+  /** This worker's executor lock, held while it lives (taken at launch): see ExecutorLease. */
+  lease!: ExecutorLease;
 
   constructor(
     private readonly options: DurableOptions,
@@ -112,6 +121,12 @@ class DurableRuntime implements Durable, TreeHost, StepEngine {
       logger: dbosLogger(this.logger),
       listenQueues: o.listenQueues ?? queues,
     });
+    // Before DBOS launches: its launch runs the unfinished trees of this id, a live twin's too.
+    try {
+      this.lease = await ExecutorLease.take(o.systemDatabaseUrl, o.applicationName ?? 'symfonic', this.executorId, this.logger, this.address);
+    } catch (error) {
+      throw launchError(this.address, o.systemDatabaseUrl, error);
+    }
     try {
       await launchOnce(this.dbos, this.logger);
       for (const [name, q] of Object.entries(o.queues ?? {})) {
@@ -119,6 +134,7 @@ class DurableRuntime implements Durable, TreeHost, StepEngine {
       }
     } catch (error) {
       await this.dbos.shutdown().catch(() => undefined);
+      await this.lease.close();
       throw launchError(this.address, o.systemDatabaseUrl, error);
     }
     await this.warnOfOtherVersions();
@@ -145,14 +161,10 @@ class DurableRuntime implements Durable, TreeHost, StepEngine {
     return readOutput(rootRunId, await this.whileRecorded(rootRunId, handle.getResult({ pollingIntervalMs: 100 }))) as AgentResponse<T>;
   }
 
-  async recover(rootRunId: string): Promise<void> {
-    const tree = await this.dbos.listWorkflows({ attributes: { rootRunId }, status: ['PENDING', 'ENQUEUED'], loadInput: true });
-    const root = tree.find((w) => w.workflowName === ROOT_WORKFLOW);
-    if (root !== undefined) {
-      const input = root.input?.[0] as RootInput;
-      this.registry.checkShape(rootRunId, input.agent, input.shape);
-    }
-    if (tree.length > 0) await this.dbos.resumeWorkflows(tree.map((w) => w.workflowID));
+  recover(rootRunId: string): Promise<void> {
+    return recoverTree(this, rootRunId).catch((error: unknown) => {
+      throw launchError(this.address, this.options.systemDatabaseUrl, error, false);
+    });
   }
 
   async shutdown(): Promise<void> {
@@ -161,6 +173,8 @@ class DurableRuntime implements Durable, TreeHost, StepEngine {
     const client = this.client;
     this.client = undefined;
     await Promise.all([this.dbos.shutdown(), client?.then((c) => c.destroy(), () => undefined)]);
+    // Last: until DBOS stopped, this worker's trees were its own.
+    await this.lease?.close();
   }
 
   /** Starts a tree's root workflow (on a queue, or here); an id already recorded with the same start answers that tree. */
@@ -257,40 +271,6 @@ class DurableRuntime implements Durable, TreeHost, StepEngine {
       }
     }
   }
-}
-
-/**
- * Launches DBOS. Workers of a deployment start together, and each checks and migrates DBOS's
- * tables as it launches: the ones that lose that race (a duplicate key, a deadlock) try again
- * after a random pause, up to ten times, by when the tables are there and the others launched.
- */
-async function launchOnce(dbos: Dbos, logger: Logger): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await dbos.launch();
-    } catch (error) {
-      if (attempt >= 10 || !concurrentMigration(error)) throw error;
-      logger.debug({ err: error, attempt }, 'DBOS launch raced another worker migrating the same database; trying again');
-      await dbos.shutdown().catch(() => undefined);
-      await new Promise((r) => setTimeout(r, Math.random() * 100 * 2 ** Math.min(attempt, 5)));
-    }
-  }
-}
-
-/**
- * What PostgreSQL answers workers creating the same tables at once: a duplicate migration row,
- * table, schema or object, a catalog row updated concurrently, a deadlock, a serialization failure.
- */
-const RACE_CODES = new Set(['23505', '42P07', '42P06', '42710', 'XX000', '40P01', '40001']);
-const RACE_TEXT = /duplicate key value|already exists|concurrently updated|deadlock detected|could not serialize/i;
-
-function concurrentMigration(error: unknown): boolean {
-  // DBOS keeps PostgreSQL's error under `error`; others under `cause`.
-  for (let e = error as { code?: unknown; cause?: unknown; error?: unknown } | undefined, depth = 0; e && depth < 4; e = (e.error ?? e.cause) as typeof e, depth++) {
-    if (typeof e.code === 'string' && RACE_CODES.has(e.code)) return true;
-    if (typeof (e as { message?: unknown }).message === 'string' && RACE_TEXT.test((e as { message: string }).message)) return true;
-  }
-  return false;
 }
 
 /** The time a step's record may take, not counting its body: a stall is the database's, not the model's. */

@@ -22,6 +22,7 @@ describe('RedisBudgetStore options', () => {
       { redis: URL_OK, onUnavailable: 'ignore' },
       { redis: URL_OK, timeoutMs: -1 },
       { redis: URL_OK, logger: console },
+      { redis: URL_OK, allowKeyEviction: 'yes' },
     ];
     for (const options of bad) {
       expect(() => new RedisBudgetStore(options as never), JSON.stringify(options)).toThrow(ConfigurationError);
@@ -86,6 +87,8 @@ describe('budget scripts', () => {
     for (const s of Object.values(SCRIPTS)) {
       // Numbers are written with Redis's "%.17g": past 1e17 that is no integer HINCRBY could add to.
       expect(s.lua).not.toContain('HINCRBY');
+      // No key gets a TTL: a volatile-* eviction policy must find nothing of the store to evict.
+      expect(s.lua).not.toMatch(/'(PEXPIRE|PEXPIREAT|EXPIRE|EXPIREAT|SETEX|PSETEX|GETEX)'/);
     }
     expect(new Set(Object.values(SCRIPTS).map((s) => s.sha)).size).toBe(6);
     // The report writes nothing: no write command in its text.
@@ -97,6 +100,7 @@ describe('budget scripts', () => {
     expect(isUnavailable(new Error('Connection is closed.'))).toBe(true);
     expect(isUnavailable(new Error('Command timed out'))).toBe(true);
     expect(isUnavailable(reply('LOADING Redis is loading the dataset in memory'))).toBe(true);
+    expect(isUnavailable(reply("OOM command not allowed when used memory > 'maxmemory'."))).toBe(true);
     expect(isUnavailable(reply('ERR Error running script'))).toBe(false);
     expect(isUnavailable(reply('WRONGTYPE Operation against a key holding the wrong kind of value'))).toBe(false);
     expect(isUnavailable(new RangeError('bad spend'))).toBe(false);

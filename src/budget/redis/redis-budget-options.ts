@@ -29,6 +29,12 @@ export interface RedisBudgetStoreOptions {
   settleAttempts?: number;
   /** How long a settled id is remembered, so a retried settle is not charged again. Default 1 hour. */
   settledMarkerMs?: number;
+  /**
+   * Accept a Redis whose maxmemory-policy may evict the store's keys (allkeys-*), or whose policy
+   * cannot be read: a limit may then reset unseen. Default false: such a Redis is refused at the
+   * first reserve with a ConfigurationError naming the policy and the fix (noeviction).
+   */
+  allowKeyEviction?: boolean;
   logger?: Logger;
   /** Meter for symfonic.budget.store_unavailable; default the global meter provider's 'symfonic' meter. */
   meter?: Meter;
@@ -53,6 +59,7 @@ const optionsSchema = z
     timeoutMs: z.number().int().min(1).max(60_000).optional(),
     settleAttempts: z.number().int().min(1).max(20).optional(),
     settledMarkerMs: z.number().int().min(1).optional(),
+    allowKeyEviction: z.boolean().optional(),
     logger: z.custom<Logger>(isLogger, 'logger must be a pino-style logger (child, isLevelEnabled, error, warn, info, debug)').optional(),
     meter: z.custom<Meter>((m) => typeof (m as Meter | null)?.createCounter === 'function', 'meter must be an OpenTelemetry Meter').optional(),
   })

@@ -17,6 +17,9 @@ import { PRELUDE } from './redis-lua-prelude.js';
  * session's hash expires (0: never), x:<T|N>:<limit>:<threshold> threshold markers, and on the
  * ledger lim (the tenant's limit last seen, as JSON, for reports).
  *
+ * No key has a TTL (see keep_level in the prelude): a user's or session's hash past its end of
+ * life is deleted by the settle script's sweep.
+ *
  * Every script takes ARGV[1] = clock shift in ms (0 but in tests; see the prelude).
  */
 
@@ -117,12 +120,15 @@ export const SETTLE_LUA = `${PRELUDE}
 local leases, log, settled, index = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local id = ARGV[2]
 local now = now_ms()
-if now % 16 == 0 then redis.call('ZREMRANGEBYSCORE', settled, '-inf', now) end
 if redis.call('ZADD', settled, 'NX', now + tonumber(ARGV[5]), id) == 0 then return {0} end
+local base = string.sub(leases, 1, -7)
+if now % 16 == 0 then
+  redis.call('ZREMRANGEBYSCORE', settled, '-inf', now)
+  sweep_levels(base, index, now)
+end
 local tok, nano, lease = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[6])
 local hold_t, hold_n = 0, 0
 if redis.call('ZREM', leases, id) == 1 then hold_t, hold_n = parse_id(id) end
-local base = string.sub(leases, 1, -7)
 local win, thresholds = ARGV[7], ARGV[9]
 local ps, pe = period_of(now, ARGV[8])
 local out = {1, 0, 0}
@@ -309,7 +315,6 @@ for i = 3, #ARGV do
         kept[m] = true
         local xp = redis.call('HGET', base .. m, 'xp')
         if xp and xp ~= '0' and tonumber(xp) < now + lease then
-          redis.call('PEXPIREAT', base .. m, now + 2 * lease - SHIFT)
           redis.call('HSET', base .. m, 'xp', now + 2 * lease)
           redis.call('ZADD', index, now + 2 * lease, m)
         end

@@ -103,7 +103,7 @@ export class RedisBudgetStore implements BudgetStore {
       },
       onConnect: (client: RedisClient) => this.identity.connected(client),
     };
-    this.identity = new DataIdentity((operation, run) => this.connection.command(operation, run), this.keyPrefix, name, this.log, () => this.counters.dataLost());
+    this.identity = new DataIdentity((operation, run) => this.connection.command(operation, run), this.keyPrefix, name, this.log, () => this.counters.dataLost(), o.allowKeyEviction === true);
     this.connection = new RedisConnection(settings, typeof o.redis === 'string' ? o.redis : undefined, given, timesOut);
     this.renewal = new LeaseRenewal((t, ids) => this.renew(t, ids), Math.max(20, Math.floor(this.leaseMs / 3)), this.log, (t, ids) => this.counters.lapsed(t, ids.length));
   }
@@ -124,6 +124,7 @@ export class RedisBudgetStore implements BudgetStore {
         const known = this.identity.ensure(true);
         const dataId = typeof known === 'string' ? known : await known;
         if (attempt === 1) deadline = Math.min(options?.giveUpBy ?? Infinity, Date.now() + this.timeoutMs);
+        if (this.identity.evictionRefusal !== undefined) throw this.identity.evictionRefusal;
         if (this.identity.loss && this.onUnavailable === 'deny') throw this.identity.lossError();
         const offset = this.identity.clockOffsetMs;
         const id = (sent = reservationId(this.nextUnique(), a.tokens, a.nano, user, session));

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../observability/logger.js';
+import type { ConfigurationError } from '../../core/errors.js';
 import { dataIdKey, dataLostKey } from './redis-budget-keys.js';
 import type { RedisClient } from './redis-connection.js';
+import { evictionRefusal, readEvictionPolicy } from './redis-eviction-policy.js';
 import { RedisOutage } from './redis-words.js';
 
 /** What a store found when the data it knew was gone. */
@@ -25,13 +27,18 @@ const CHECK_EVERY_MS = 1000;
  * leaves `<prefix>data-lost` for the rest of the fleet and for operators, and takes the new id.
  * While that marker is there, stores with onUnavailable 'deny' refuse; deleting it (after
  * restoring the data, or to accept the loss) lets them go on. Also learns how far the server's
- * clock is from this process's, to tell the reserve script when the caller gives up.
+ * clock is from this process's, to tell the reserve script when the caller gives up, and reads
+ * the server's maxmemory-policy with the id (a policy that may evict the data loses it too, key by
+ * key, with the id possibly left in place: see redis-eviction-policy.ts).
  */
 export class DataIdentity {
   private known: string | undefined;
   private learning: Promise<void> | undefined;
   private lastCheck = 0;
   private offset: number | undefined;
+  private policy: string | undefined;
+  /** Why reserves are refused while the server's policy may evict the store's keys (as last read). */
+  evictionRefusal: ConfigurationError | undefined;
   /** Set while the loss marker is there (as last read). */
   loss: DataLoss | undefined;
 
@@ -42,6 +49,8 @@ export class DataIdentity {
     private readonly name: string,
     private readonly log: Logger,
     private readonly onLoss: (loss: DataLoss) => void,
+    /** allowKeyEviction: a policy that may evict keys is logged, not refused. */
+    private readonly allowEviction: boolean,
   ) {}
 
   get id(): string | undefined {
@@ -89,8 +98,9 @@ export class DataIdentity {
   private async read(client: RedisClient, write: boolean, seen?: string): Promise<void> {
     const sent = Date.now();
     // Three commands, not one transaction: on a Cluster the two keys live in different slots.
-    const [id, marker, time] = await Promise.all([client.get(dataIdKey(this.keyPrefix)), client.get(dataLostKey(this.keyPrefix)), client.time()]);
+    const [id, marker, time, policy] = await Promise.all([client.get(dataIdKey(this.keyPrefix)), client.get(dataLostKey(this.keyPrefix)), client.time(), readEvictionPolicy(client)]);
     const back = Date.now();
+    this.judgePolicy(policy);
     this.lastCheck = back;
     this.offset = Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000) - (sent + back) / 2;
     const current = id ?? '';
@@ -99,13 +109,28 @@ export class DataIdentity {
       return;
     }
     if (id === null) {
-      if (!write) return;
+      // A server refused for its policy gets nothing written, not even the id.
+      if (!write || this.evictionRefusal !== undefined) return;
       await client.set(dataIdKey(this.keyPrefix), `redis:${randomUUID()}`, 'NX');
       this.known = (await client.get(dataIdKey(this.keyPrefix))) ?? undefined;
     } else {
       this.known = id;
     }
     this.loss = marker === null ? undefined : readMarker(marker);
+  }
+
+  /** Said once a policy change: a refusal for reserves, or a warning when the store was told to accept it. */
+  private judgePolicy(policy: string): void {
+    if (policy === this.policy) return;
+    this.policy = policy;
+    const refusal = evictionRefusal(policy, this.name);
+    this.evictionRefusal = this.allowEviction ? undefined : refusal;
+    if (refusal !== undefined) {
+      this.log[this.allowEviction ? 'warn' : 'error'](
+        { store: this.name, maxmemory_policy: policy },
+        this.allowEviction ? `budget store on a Redis that may evict its keys (maxmemory-policy ${policy}; allowKeyEviction: true): a limit may reset unseen` : refusal.message,
+      );
+    }
   }
 
   /** The data changed under this store: say so, leave the marker, take the data's new id. */

@@ -9,8 +9,7 @@
  * expiry moving on, a threshold crossed) pays for its own calls.
  */
 export const PRELUDE = `
--- Every script's ARGV[1]: the clock shift. Times the scripts keep are on the shifted clock; an
--- expiry Redis keeps is on its own.
+-- Every script's ARGV[1]: the clock shift. Times the scripts keep are on the shifted clock.
 local SHIFT = tonumber(ARGV[1])
 
 local function now_ms()
@@ -140,7 +139,7 @@ local function level_window(log, member, wm, wt, wn, win, now)
 end
 
 -- How long a user's or session's hash must live: until its period ends, or its spend rolls out
--- of the window, and never before the holds in it end. nil: it counts all time and never expires.
+-- of the window, and never before the holds in it end. nil: it counts all time and is kept.
 local function level_need(now, lease, pe, win, settling)
   if pe then return pe + lease end
   if win ~= '' then
@@ -150,10 +149,12 @@ local function level_need(now, lease, pe, win, settling)
   return nil
 end
 
--- Moves a level hash's expiry (and its entry in the levels set) out to what it needs, with slack
--- so the next calls need not. Adds xp to the fields w the caller writes, and returns what to do
--- once they are written (an expiry on a key that does not exist yet is lost): nil, 'persist' or
--- the time to expire at.
+-- Moves a level hash's end of life (xp, and its score in the levels set) out to what it needs,
+-- with slack so the next calls need not. No key of the store has a TTL: a Redis that evicts keys
+-- with a TTL first (volatile-*) would otherwise drop a user's sums while the marker and the ledger
+-- stayed, and the user's limit would count from zero unseen. Hashes whose time has come are
+-- deleted by sweep_levels instead. Adds xp to the fields w the caller writes, and returns whether
+-- a TTL an older version set must go once they are written ('persist') or nothing to do (nil).
 local function keep_level(index, member, xp, need, w, lease)
   if need == nil then
     if xp == '0' then return nil end
@@ -166,11 +167,22 @@ local function keep_level(index, member, xp, need, w, lease)
   local at = need + lease
   redis.call('ZADD', index, at, member)
   w[#w + 1] = 'xp'; w[#w + 1] = at
-  return at
+  if xp then return 'persist' end
+  return nil
 end
 
 local function expire_level(key, action)
-  if action == 'persist' then redis.call('PERSIST', key)
-  elseif action then redis.call('PEXPIREAT', key, action - SHIFT) end
+  if action == 'persist' then redis.call('PERSIST', key) end
+end
+
+-- Deletes the user and session hashes whose end of life has passed (their period over, their
+-- spend rolled out of the window, no hold left in them): what a TTL did before, done by the
+-- scripts so that no key of the store is one Redis may evict first. A few a call, now and then.
+local function sweep_levels(base, index, now)
+  local done = redis.call('ZRANGEBYSCORE', index, '-inf', now, 'LIMIT', 0, 32)
+  for i = 1, #done do
+    redis.call('DEL', base .. done[i])
+    redis.call('ZREM', index, done[i])
+  end
 end
 `;

@@ -1,7 +1,10 @@
 import { SymfonicError } from '../../core/errors.js';
 
-/** Replies that mean "this server cannot serve now", not "this command is wrong". */
-const TRANSIENT_REPLY = /^(LOADING|BUSY|MASTERDOWN|CLUSTERDOWN|TRYAGAIN|READONLY|NOREPLICAS)\b/;
+/**
+ * Replies that mean "this server cannot serve now", not "this command is wrong". OOM: memory is
+ * full under noeviction (or a volatile-* policy with nothing left to evict), and writes wait for room.
+ */
+const TRANSIENT_REPLY = /^(LOADING|BUSY|MASTERDOWN|CLUSTERDOWN|TRYAGAIN|READONLY|NOREPLICAS|OOM)\b/;
 
 /**
  * Redis could not be reached or could not answer in time, said in our words: where, and what

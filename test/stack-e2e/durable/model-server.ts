@@ -50,8 +50,8 @@ export interface ModelServer {
   answeredTokens(): number;
   /** Answered calls by the worker that made them (the x-worker header). */
   byWorker(): Record<string, number>;
-  /** Holds the next call of `model` unanswered; resolves when it arrives. */
-  hold(model: string): Promise<void>;
+  /** Holds the next call of `model` unanswered (until `until` resolves, if given); resolves when it arrives. */
+  hold(model: string, until?: Promise<void>): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -59,7 +59,7 @@ export async function modelServer(): Promise<ModelServer> {
   const received = new Map<string, number>();
   const answered = new Map<string, number>();
   const workers = new Map<string, number>();
-  const holds = new Map<string, () => void>();
+  const holds = new Map<string, { arrived: () => void; until: Promise<void> | undefined }>();
   let tokens = 0;
   const bump = (m: Map<string, number>, k: string) => m.set(k, (m.get(k) ?? 0) + 1);
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -68,27 +68,32 @@ export async function modelServer(): Promise<ModelServer> {
     req.on('end', () => {
       const body = JSON.parse(raw) as { model: string; messages: WireMessage[] };
       bump(received, body.model);
-      const arrived = holds.get(body.model);
-      if (arrived !== undefined) {
+      const held = holds.get(body.model);
+      if (held !== undefined) {
         holds.delete(body.model);
-        arrived();
-        return; // never answered: the worker making it dies waiting
+        held.arrived();
+        // Never answered (the worker making it dies waiting), or once the test lets it go.
+        if (held.until !== undefined) void held.until.then(() => answer(body, req, res));
+        return;
       }
-      const [input, output] = USAGE[body.model] ?? [1, 1];
-      const message = script(body.model, body.messages);
-      bump(answered, body.model);
-      bump(workers, String(req.headers['x-worker'] ?? '?'));
-      tokens += input + output;
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(
-        JSON.stringify({
-          model: body.model,
-          choices: [{ message: { role: 'assistant', ...message }, finish_reason: message.tool_calls ? 'tool_calls' : 'stop' }],
-          usage: { prompt_tokens: input, completion_tokens: output },
-        }),
-      );
+      answer(body, req, res);
     });
   });
+  const answer = (body: { model: string; messages: WireMessage[] }, req: IncomingMessage, res: ServerResponse) => {
+    const [input, output] = USAGE[body.model] ?? [1, 1];
+    const message = script(body.model, body.messages);
+    bump(answered, body.model);
+    bump(workers, String(req.headers['x-worker'] ?? '?'));
+    tokens += input + output;
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(
+      JSON.stringify({
+        model: body.model,
+        choices: [{ message: { role: 'assistant', ...message }, finish_reason: message.tool_calls ? 'tool_calls' : 'stop' }],
+        usage: { prompt_tokens: input, completion_tokens: output },
+      }),
+    );
+  };
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
@@ -96,7 +101,7 @@ export async function modelServer(): Promise<ModelServer> {
     answered: (m) => answered.get(m) ?? 0,
     answeredTokens: () => tokens,
     byWorker: () => Object.fromEntries(workers),
-    hold: (model) => new Promise<void>((resolve) => holds.set(model, resolve)),
+    hold: (model, until) => new Promise<void>((resolve) => holds.set(model, { arrived: resolve, until })),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

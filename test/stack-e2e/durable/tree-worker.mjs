@@ -5,7 +5,7 @@
 //   node tree-worker.mjs run       run ROOT_RUN_ID's tree here and print its answer
 //   node tree-worker.mjs recover   start (DBOS takes up this executor's unfinished trees) and print ROOT_RUN_ID's answer
 //   node tree-worker.mjs resume    resume ROOT_RUN_ID with DECISIONS (JSON) and print its answer, or the refusal
-//   node tree-worker.mjs takeover  recover ROOT_RUN_ID from another executor, or print the refusal
+//   node tree-worker.mjs takeover  recover ROOT_RUN_ID from another executor (saying when recover() is done), and print its answer or the refusal
 //   node tree-worker.mjs serve     take trees from the "trees" queue until SIGTERM
 //   node tree-worker.mjs enqueue   put ROOTS trees on the "trees" queue, and print every answer
 //
@@ -89,6 +89,7 @@ async function main() {
     try {
       if (mode === 'takeover') {
         await durable.recover(env.ROOT_RUN_ID);
+        say({ type: 'recovered' });
         return say({ type: 'result', response: await durable.result(env.ROOT_RUN_ID) });
       }
       return say({ type: 'result', response: await durable.resume(env.ROOT_RUN_ID, { decisions: JSON.parse(env.DECISIONS) }) });

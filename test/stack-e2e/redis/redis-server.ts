@@ -63,14 +63,15 @@ export async function waitForPong(port: number, ms = 5000): Promise<void> {
 
 /**
  * A redis-server of the caller's own. `persist` keeps an append-only file fsynced on every write,
- * so what was written survives stop() and start() as it would in production.
+ * so what was written survives stop() and start() as it would in production. `args` are more
+ * redis-server options (e.g. a maxmemory and its policy).
  */
-export async function startOwnRedis(options: { persist?: boolean } = {}): Promise<OwnRedis> {
+export async function startOwnRedis(options: { persist?: boolean; args?: string[] } = {}): Promise<OwnRedis> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'symfonic-redis-'));
   let child: ChildProcess | undefined;
   const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir, '--protected-mode', 'yes'];
-  args.push(...(options.persist ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']));
+  args.push(...(options.persist ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']), ...(options.args ?? []));
   const launch = async () => {
     child = spawn('redis-server', args, { stdio: ['ignore', 'ignore', 'pipe'] });
     const exited = new Promise<never>((_, reject) => child!.once('exit', (code) => reject(new Error(`redis-server exited with ${code} on port ${port}`))));
