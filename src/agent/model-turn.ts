@@ -22,6 +22,9 @@ function buildRequest(run: RunState): ModelRequest {
   if (settings.temperature !== undefined) request.temperature = settings.temperature;
   if (settings.maxTokens !== undefined) request.maxTokens = settings.maxTokens;
   if (run.outputType !== undefined) request.outputSchema = outputSchemaFor(run.outputType);
+  // The first call only, as the OpenAI Agents SDK resets it after a tool call: forced on every
+  // call, 'required' or a name would never let the model answer.
+  if (run.toolChoice !== undefined && run.turns === 0 && request.tools.length > 0) request.toolChoice = run.toolChoice;
   return request;
 }
 

@@ -10,7 +10,8 @@ import { freezeFrame, type RunFrame } from '../core/run-frame.js';
 import { rootSignal, type OwnedSignal } from '../core/signals.js';
 import type { Placement } from '../delegation/framed-child.js';
 import { wrappedCall, type WrappedCall } from '../delegation/wrapped-child.js';
-import type { Message } from '../model/types.js';
+import { checkToolChoice } from '../model/tool-choice.js';
+import type { Message, ToolChoice } from '../model/types.js';
 import type { AgentCore } from './agent-core.js';
 import { EventHub } from './run-events.js';
 import { readRunOptions, type RunOptions, type RunRequest } from './run-options.js';
@@ -29,6 +30,8 @@ export interface RunStart extends Placement {
   readonly door: boolean;
   /** The wrapped-child adapter waiting for what this run spent. */
   readonly wrapped: WrappedCall | undefined;
+  /** The run's own toolChoice (a caller's run options), checked against the agent's tools. */
+  readonly toolChoice?: ToolChoice | undefined;
 }
 
 /**
@@ -37,10 +40,12 @@ export interface RunStart extends Placement {
  */
 export function callerStart(core: AgentCore, options: RunOptions | undefined, hub?: EventHub, history?: readonly Message[]): RunStart {
   const read = readRunOptions(options);
+  const toolChoice = checkToolChoice(read.toolChoice, [...core.tools.keys()], `agent "${core.name}": run option`);
   const request = history === undefined ? read : { ...read, history };
   if (hub !== undefined && request.onEvent !== undefined) hub.listen(request.onEvent);
   const call = wrappedCall();
-  return call === undefined ? rootStart(core, request, hub) : wrappedStart(core, call, request, hub);
+  const start = call === undefined ? rootStart(core, request, hub) : wrappedStart(core, call, request, hub);
+  return toolChoice === undefined ? start : { ...start, toolChoice };
 }
 
 /** A run the delegator placed through the child door: its frame as given. */

@@ -1,7 +1,8 @@
 import { z, type ZodType } from 'zod';
 import { checked, named, readOptions } from '../core/options.js';
 import { modelSettingsSchema } from '../model/model-settings.js';
-import type { ModelProvider } from '../model/types.js';
+import { checkToolChoice } from '../model/tool-choice.js';
+import type { ModelProvider, ToolChoice } from '../model/types.js';
 import { NAME_PATTERN, isTool, type Tool } from '../tool/define-tool.js';
 import type { ChildAgent } from './child.js';
 import type { ChildReserve } from '../accounting/accounting.js';
@@ -51,6 +52,8 @@ const specSchema = z
     modelProvider: checked<ModelProvider>((m) => typeof (m as { generate?: unknown } | null)?.generate === 'function', 'modelProvider must be a ModelProvider (an object with generate()).').optional(),
     domainDescription: text('domainDescription').optional(),
     outputType: outputTypeSchema,
+    // Checked against the child's tools when the parent builds it.
+    toolChoice: z.unknown().optional(),
   })
   .extend(modelSettingsSchema.shape)
   .strict();
@@ -110,9 +113,9 @@ export interface SubAgentSpecOptions {
   domainDescription?: string;
   /** A zod schema the child's answer must satisfy as JSON; run_agent then returns the validated JSON. */
   outputType?: ZodType;
+  /** The child's toolChoice, for the first model call of each of its runs (see SymfonicAgentOptions.toolChoice). */
+  toolChoice?: ToolChoice;
 }
-
-
 
 /**
  * A child the parent builds: it inherits the parent's provider and behaviour flags, takes its
@@ -130,6 +133,7 @@ export class SubAgentSpec {
   readonly temperature: number | undefined;
   readonly maxTokens: number | undefined;
   readonly domainDescription: string | undefined;
+  readonly toolChoice: ToolChoice | undefined;
 
   constructor(options: SubAgentSpecOptions) {
     const o = readOptions(named('SubAgentSpec', options), options, specSchema, { renamed: { provider: 'modelProvider' }, example: 'new SubAgentSpec({ name, description, ... })' });
@@ -144,6 +148,7 @@ export class SubAgentSpec {
     this.modelName = o.modelName;
     this.temperature = o.temperature;
     this.maxTokens = o.maxTokens;
+    this.toolChoice = checkToolChoice(o.toolChoice, this.tools.map((t) => t.name), `SubAgentSpec "${o.name}":`);
     Object.freeze(this);
   }
 }

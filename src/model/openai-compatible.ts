@@ -17,7 +17,7 @@ import { apiKeySchema, envVar, httpOptionsShape, httpURLSchema, type HttpProvide
 import { parseOptions } from './parse-options.js';
 import { providerShell, type CallSettings } from './provider-shell.js';
 import { postJson, postStream, transportFrom } from './transport.js';
-import type { ModelProvider, ModelRequest } from './types.js';
+import type { ModelProvider, ModelRequest, ToolChoice } from './types.js';
 import { argumentsObject, readWire, toolCallIdOf } from './wire.js';
 
 export interface OpenAICompatibleOptions extends HttpProviderOptions {
@@ -81,6 +81,7 @@ export function openAICompatible(options: OpenAICompatibleOptions): ModelProvide
         type: 'function',
         function: { name: t.name, description: t.description, parameters: t.parameters },
       }));
+      if (request.toolChoice !== undefined) body.tool_choice = wireToolChoice(request.toolChoice);
     }
     if (settings.temperature !== undefined) body.temperature = settings.temperature;
     // Sent only when a request, withOverrides or a budget's reservation sets one: the server's own
@@ -107,6 +108,11 @@ export function openAICompatible(options: OpenAICompatibleOptions): ModelProvide
     },
     { supportsOutputSchema: true, server: serverOf(url) },
   );
+}
+
+/** The protocol's tool_choice: the three words as they are, a name as a function to call. */
+function wireToolChoice(choice: ToolChoice): string | object {
+  return typeof choice === 'string' ? choice : { type: 'function', function: { name: choice.name } };
 }
 
 function toWireMessages(request: ModelRequest): object[] {

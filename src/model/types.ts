@@ -32,6 +32,13 @@ export interface OutputSchema {
   schema: object;
 }
 
+/**
+ * Whether the model may call a tool ('auto', what a provider does when told nothing), must call
+ * one ('required'), must not ('none'), or must call the named one. An agent's run applies it to
+ * its first model call only (see RunOptions.toolChoice).
+ */
+export type ToolChoice = 'auto' | 'required' | 'none' | { name: string };
+
 export interface ModelRequest {
   instructions?: string;
   messages: Message[];
@@ -40,6 +47,8 @@ export interface ModelRequest {
   temperature?: number;
   maxTokens?: number;
   outputSchema?: OutputSchema;
+  /** Sent natively by each adapter when the request has tools; a name must be one of `tools`. */
+  toolChoice?: ToolChoice;
 }
 
 export interface ModelResponse {
