@@ -105,6 +105,14 @@ function finishChatSpan(chat: Span, response: ModelResponse, usage: ReturnType<t
   }
 }
 
+/** What the provider said about the call without failing it: a warn log line and a span event each. */
+function noteWarnings(run: RunState, warnings: readonly string[], chat: Span): void {
+  for (const warning of warnings) {
+    run.log().warn({ provider: run.core.modelProvider.providerName }, warning);
+    if (chat.isRecording()) chat.addEvent(SPAN_EVENT.modelWarning, { message: warning });
+  }
+}
+
 /** A model call a budget refused in a tree that suspends on refusals: the run suspends before it. */
 export class BudgetPause {
   constructor(readonly error: BudgetExceededError) {}
@@ -189,6 +197,7 @@ export class ModelCallInFlight {
     const usage = usageOf(response, request, run.core.toolDefinitionChars);
     const costUsd = run.account.endCall(this.ticket, usage, { responseModel: response.responseModel, durationS: (performance.now() - this.t0) / 1000 });
     finishChatSpan(chat, response, usage, run.core.config.captureContent);
+    if (response.warnings !== undefined) noteWarnings(run, response.warnings, chat);
     run.events?.emit({ type: 'model.finished', usage, costUsd });
     endChatAfterSettle(run.events, this.ticket, chat);
     this.charged(usage, costUsd);

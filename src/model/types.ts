@@ -59,6 +59,12 @@ export interface ModelResponse {
   responseModel?: string;
   /** The id the server gave this answer (`chatcmpl-…`, `msg_…`), when it sent one. */
   responseId?: string;
+  /**
+   * What the provider wants the user to know about this call without failing it (a server that
+   * cannot take the tools it was sent, say): the run logs each at warn and marks the chat span
+   * with a `symfonic.model.warning` event.
+   */
+  warnings?: readonly string[];
 }
 
 /**
