@@ -39,7 +39,7 @@ export {
 } from './delegation/index.js';
 
 // Models and tools
-export type { ModelProvider, ModelRequest, ModelResponse, ModelStreamChunk, Message, ToolCall, ToolDefinition, ModelOverrides, OutputSchema, ModelServer } from './model/types.js';
+export type { ModelProvider, ModelRequest, ModelResponse, ModelStreamChunk, Message, ToolCall, ToolDefinition, ModelOverrides, OutputSchema, ModelServer, ToolChoice } from './model/types.js';
 export { openAICompatible, type OpenAICompatibleOptions } from './model/openai-compatible.js';
 export { anthropic, type AnthropicOptions } from './model/anthropic.js';
 export { aiSdkModel, type AiSdkModelOptions, type AiSdkLanguageModel } from './model/ai-sdk.js';

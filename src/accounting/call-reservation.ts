@@ -22,7 +22,7 @@ export function unbudgetedTicket(call: ModelCall, tenantId: string | null, price
 export function reserveCall(budgets: TenantBudgets, scope: BudgetScope, limit: TenantLimit, price: ModelPrice | null, call: ModelCall): CallTicket | Promise<CallTicket> {
   if (limitsCost(limit) && price === null) throw unpricedModel(scope.tenantId, call.providerName, call.modelName);
   const inputTokens = call.estimateInputTokens();
-  const outputBound = call.maxTokens ?? budgets.defaultMaxTokens;
+  const outputBound = outputBoundOf(call, budgets.defaultMaxTokens, price);
   const amount: Spend = {
     tokens: inputTokens + outputBound,
     costUsd: price ? costOf({ inputTokens, outputTokens: outputBound, source: 'estimated' }, price) : 0,
@@ -33,6 +33,17 @@ export function reserveCall(budgets: TenantBudgets, scope: BudgetScope, limit: T
     return { call, tenantId: scope.tenantId, reservationId: r.reservationId, reserved: amount, price, outputBound, unchecked: r.unchecked?.reason, scope, limit };
   };
   return isPromise(result) ? result.then(finish) : finish(result);
+}
+
+/**
+ * The most the call's answer can be: the request's maxTokens when it sets one, else the budget's
+ * default (4,096), or the model's known output limit when that is smaller. Sent as the request's
+ * maxTokens, it holds.
+ */
+export function outputBoundOf(call: ModelCall, defaultMaxTokens: number, price: ModelPrice | null): number {
+  if (call.maxTokens !== undefined) return call.maxTokens;
+  const known = price?.maxOutputTokens;
+  return known !== undefined && known < defaultMaxTokens ? known : defaultMaxTokens;
 }
 
 /** Whether any level of the limit counts USD: spend with no price could not be checked against it. */

@@ -8,6 +8,12 @@ export interface ModelPrice {
   inputPerMTok: number;
   outputPerMTok: number;
   cacheReadPerMTok?: number;
+  /**
+   * The most the model writes in one answer, when known: a budget reserves no more than this for
+   * a call that sets no maxTokens. From `defaultPrices()` it is the model's context window (what
+   * the package knows; the answer cannot be longer).
+   */
+  maxOutputTokens?: number;
 }
 
 /**
@@ -25,11 +31,12 @@ const modelPriceSchema = z.strictObject({
   inputPerMTok: rate(),
   outputPerMTok: rate(),
   cacheReadPerMTok: rate().optional(),
+  maxOutputTokens: z.number().refine((n) => Number.isInteger(n) && n > 0).optional(),
 });
 
 const tableSchema = z.record(z.string().min(1, 'a model name must not be empty'), modelPriceSchema);
 
-const FIELDS = 'inputPerMTok, outputPerMTok, cacheReadPerMTok (optional)';
+const FIELDS = 'inputPerMTok, outputPerMTok, cacheReadPerMTok (optional), maxOutputTokens (optional)';
 
 function describeIssue(issue: z.core.$ZodIssue, table: unknown): string {
   const [model, field] = issue.path;
@@ -50,6 +57,7 @@ function describeIssue(issue: z.core.$ZodIssue, table: unknown): string {
   }
   const got = ((table as Record<string, Record<string, unknown>>)[String(model)] ?? {})[String(field)];
   const shown = got === undefined ? 'nothing' : typeof got === 'number' ? String(got) : JSON.stringify(got);
+  if (field === 'maxOutputTokens') return `${where} field "maxOutputTokens" must be a whole number of tokens above 0, got ${shown}`;
   return `${where} field "${String(field)}" must be a non-negative finite number (USD per million tokens), got ${shown}; set it to the provider's published price`;
 }
 
@@ -68,6 +76,7 @@ export function priceTable(table: Record<string, ModelPrice>): PriceTable {
   for (const [model, p] of Object.entries(parsed.data)) {
     const price: ModelPrice = { inputPerMTok: p.inputPerMTok, outputPerMTok: p.outputPerMTok };
     if (p.cacheReadPerMTok !== undefined) price.cacheReadPerMTok = p.cacheReadPerMTok;
+    if (p.maxOutputTokens !== undefined) price.maxOutputTokens = p.maxOutputTokens;
     byModel.set(model, Object.freeze(price));
   }
   return {
@@ -135,6 +144,8 @@ function lookup(providerName: string, modelName: string): ModelPrice | null {
   const price: ModelPrice = { inputPerMTok: input, outputPerMTok: output };
   const cacheRead = flatRate(p['cache_read_mtok']);
   if (cacheRead !== undefined) price.cacheReadPerMTok = cacheRead;
+  const window = result.model.context_window;
+  if (typeof window === 'number' && Number.isInteger(window) && window > 0) price.maxOutputTokens = window;
   return Object.freeze(price);
 }
 

@@ -1,6 +1,7 @@
 import { ConfigurationError } from '../core/errors.js';
 import { DELEGATION_CAPABILITY } from '../delegation/delegation-capability.js';
 import { delegationContextOf, rosterOfTool } from '../delegation/tools.js';
+import { checkToolChoice } from '../model/tool-choice.js';
 import type { ToolDefinition } from '../model/types.js';
 import type { Accounting } from '../accounting/accounting.js';
 import { silentLogger, type Logger } from '../observability/logger.js';
@@ -77,6 +78,7 @@ export function assembleCore(parts: AgentParts): { core: AgentCore; tools: reado
     tools: new Map(tools.map((t) => [t.name, t])),
     toolDefinitions,
     toolDefinitionChars: toolDefinitions.length === 0 ? 0 : JSON.stringify(toolDefinitions).length,
+    toolChoice: checkToolChoice(parts.toolChoice, tools.map((t) => t.name), `agent "${name}":`),
     config,
     accounting,
     // The default ledger for a root given none: the collector, the one Accounting symfonic ships.

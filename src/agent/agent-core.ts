@@ -2,7 +2,7 @@ import type { Logger } from '../observability/logger.js';
 import type { Accounting } from '../accounting/accounting.js';
 import type { DelegationContext } from '../delegation/context.js';
 import type { DelegationRoster } from '../delegation/roster.js';
-import type { ModelProvider, ToolDefinition } from '../model/types.js';
+import type { ModelProvider, ToolChoice, ToolDefinition } from '../model/types.js';
 import type { Tool } from '../tool/define-tool.js';
 import type { FrameworkConfig } from './framework-config.js';
 import type { AgentSpanAttributes } from './run-span.js';
@@ -17,6 +17,8 @@ export interface AgentCore {
   readonly toolDefinitions: ToolDefinition[];
   /** Characters of the tool definitions as sent, for estimating a request's input tokens. */
   readonly toolDefinitionChars: number;
+  /** The agent's toolChoice, for a run's first model call when the run names none. */
+  readonly toolChoice: ToolChoice | undefined;
   readonly config: FrameworkConfig;
   /** The agent's own ledger, if it was given one. */
   readonly accounting: Accounting | undefined;

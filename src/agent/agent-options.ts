@@ -23,6 +23,8 @@ const parts = {
   ),
   instructions: checked<string>((v) => typeof v === 'string', 'instructions must be a string.').optional(),
   tools: checked<readonly Tool[]>((t) => Array.isArray(t) && t.every(isTool), 'tools must be an array of tools made by defineTool.').optional(),
+  // Its shape and its tool name are checked once the agent's tools are known (assembleCore).
+  toolChoice: z.unknown().optional(),
   capabilities: checked<readonly Capability[]>(
     (cs) => Array.isArray(cs) && cs.every((c: Partial<Capability> | null) => typeof c?.name === 'string' && typeof c.contribute === 'function'),
     'capabilities must be an array, each with a name and a contribute() method.',

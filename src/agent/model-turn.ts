@@ -22,6 +22,9 @@ function buildRequest(run: RunState): ModelRequest {
   if (settings.temperature !== undefined) request.temperature = settings.temperature;
   if (settings.maxTokens !== undefined) request.maxTokens = settings.maxTokens;
   if (run.outputType !== undefined) request.outputSchema = outputSchemaFor(run.outputType);
+  // The first call only, as the OpenAI Agents SDK resets it after a tool call: forced on every
+  // call, 'required' or a name would never let the model answer.
+  if (run.toolChoice !== undefined && run.turns === 0 && request.tools.length > 0) request.toolChoice = run.toolChoice;
   return request;
 }
 
@@ -99,6 +102,14 @@ function finishChatSpan(chat: Span, response: ModelResponse, usage: ReturnType<t
     if (response.responseModel !== undefined) chat.setAttribute(ATTR.responseModel, response.responseModel);
     if (response.responseId !== undefined) chat.setAttribute(ATTR.responseId, response.responseId);
     if (capture) chat.setAttribute(ATTR.outputMessages, outputMessagesJson(response));
+  }
+}
+
+/** What the provider said about the call without failing it: a warn log line and a span event each. */
+function noteWarnings(run: RunState, warnings: readonly string[], chat: Span): void {
+  for (const warning of warnings) {
+    run.log().warn({ provider: run.core.modelProvider.providerName }, warning);
+    if (chat.isRecording()) chat.addEvent(SPAN_EVENT.modelWarning, { message: warning });
   }
 }
 
@@ -186,6 +197,7 @@ export class ModelCallInFlight {
     const usage = usageOf(response, request, run.core.toolDefinitionChars);
     const costUsd = run.account.endCall(this.ticket, usage, { responseModel: response.responseModel, durationS: (performance.now() - this.t0) / 1000 });
     finishChatSpan(chat, response, usage, run.core.config.captureContent);
+    if (response.warnings !== undefined) noteWarnings(run, response.warnings, chat);
     run.events?.emit({ type: 'model.finished', usage, costUsd });
     endChatAfterSettle(run.events, this.ticket, chat);
     this.charged(usage, costUsd);

@@ -4,7 +4,7 @@ import { ConfigurationError } from '../core/errors.js';
 import { refuseUnknownKeys } from '../core/options.js';
 import type { AskUser } from '../core/run-frame.js';
 import { makeScope, type Scope } from '../core/scope.js';
-import type { Message } from '../model/types.js';
+import type { Message, ToolChoice } from '../model/types.js';
 import { isAccounting, type Accounting } from '../accounting/accounting.js';
 import type { MetricsCollector } from '../accounting/metrics-collector.js';
 import type { RunEvent } from './run-events.js';
@@ -47,6 +47,13 @@ export interface RunOptions<T = unknown> {
   onEvent?: (event: RunEvent) => void;
   /** Earlier turns of the conversation, oldest first, given by hand: for an agent without `sessions` (with one, the store holds them). */
   history?: readonly Message[];
+  /**
+   * Whether the model may ('auto'), must ('required') or must not ('none') call a tool, or must
+   * call the one named (one of the agent's tools), on this run's first model call; over the
+   * agent's own toolChoice. Later calls of the run are 'auto': a choice forced on every call
+   * would never let the model answer. A delegated child keeps its own agent's.
+   */
+  toolChoice?: ToolChoice;
 }
 
 /** Run options after validation: only known-good values, lineage not yet a frame. */
@@ -66,15 +73,17 @@ export interface RunRequest {
   onEvent: ((event: RunEvent) => void) | undefined;
   /** Earlier turns of the conversation, oldest first: the facade's history. */
   history: readonly Message[] | undefined;
+  /** Checked for its shape here, and against the agent's tools when the run starts. */
+  toolChoice: ToolChoice | undefined;
 }
 
-const KEYS = ['scope', 'runId', 'rootRunId', 'parentRunId', 'agentDepth', 'signal', 'parentContext', 'metricsCollector', 'maxAgentDepth', 'outputType', 'askUser', 'onEvent', 'deadline', 'history'] as const;
+const KEYS = ['scope', 'runId', 'rootRunId', 'parentRunId', 'agentDepth', 'signal', 'parentContext', 'metricsCollector', 'maxAgentDepth', 'outputType', 'askUser', 'onEvent', 'deadline', 'history', 'toolChoice'] as const;
 const ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 
 const EMPTY: RunRequest = Object.freeze({
   scope: undefined, runId: undefined, rootRunId: undefined, parentRunId: null, agentDepth: 0, signal: undefined,
   parentContext: undefined, accounting: undefined, maxAgentDepth: undefined, outputType: undefined, askUser: undefined, deadline: undefined,
-  onEvent: undefined, history: undefined,
+  onEvent: undefined, history: undefined, toolChoice: undefined,
 });
 
 function checkId(field: string, value: unknown): string | undefined {
@@ -155,5 +164,6 @@ export function readRunOptions(options: RunOptions | undefined): RunRequest {
     deadline: options.deadline === undefined ? undefined : Math.floor(options.deadline),
     onEvent: options.onEvent,
     history: options.history === undefined ? undefined : checkHistory(options.history),
+    toolChoice: options.toolChoice,
   };
 }

@@ -10,7 +10,8 @@ import { freezeFrame, type RunFrame } from '../core/run-frame.js';
 import { rootSignal, type OwnedSignal } from '../core/signals.js';
 import type { Placement } from '../delegation/framed-child.js';
 import { wrappedCall, type WrappedCall } from '../delegation/wrapped-child.js';
-import type { Message } from '../model/types.js';
+import { checkToolChoice } from '../model/tool-choice.js';
+import type { Message, ToolChoice } from '../model/types.js';
 import { rootMemory, type SessionMemory } from '../session/session-memory.js';
 import type { AgentCore } from './agent-core.js';
 import { EventHub } from './run-events.js';
@@ -32,6 +33,8 @@ export interface RunStart extends Placement {
   readonly wrapped: WrappedCall | undefined;
   /** How the run stands in its session, if it is in one with a store: a root's from its agent's sessions, a child's from its delegator. */
   readonly session: SessionMemory | undefined;
+  /** The run's own toolChoice (a caller's run options), checked against the agent's tools. */
+  readonly toolChoice?: ToolChoice | undefined;
 }
 
 /**
@@ -40,12 +43,14 @@ export interface RunStart extends Placement {
  */
 export function callerStart(core: AgentCore, options: RunOptions | undefined, hub?: EventHub): RunStart {
   const request = readRunOptions(options);
+  const toolChoice = checkToolChoice(request.toolChoice, [...core.tools.keys()], `agent "${core.name}": run option`);
   if (request.history !== undefined && core.sessions !== undefined) {
     throw new ConfigurationError(`agent "${core.name}" keeps its conversations in a session store (sessions): a run cannot also be given history. Name the session in scope.sessionId, or use an agent without sessions to pass history by hand.`);
   }
   if (hub !== undefined && request.onEvent !== undefined) hub.listen(request.onEvent);
   const call = wrappedCall();
-  return call === undefined ? rootStart(core, request, hub) : wrappedStart(core, call, request, hub);
+  const start = call === undefined ? rootStart(core, request, hub) : wrappedStart(core, call, request, hub);
+  return toolChoice === undefined ? start : { ...start, toolChoice };
 }
 
 /** A run the delegator placed through the child door: its frame as given. */

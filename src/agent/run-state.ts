@@ -6,7 +6,7 @@ import type { Logger, LogBindings } from '../observability/logger.js';
 import type { AccountingProblem, RunAccount, RunReporter } from '../accounting/accounting.js';
 import type { BudgetThreshold } from '../budget/tenant-budgets.js';
 import { reportThresholds } from './budget-thresholds.js';
-import type { Message } from '../model/types.js';
+import type { Message, ToolChoice } from '../model/types.js';
 import type { AgentCore } from './agent-core.js';
 import { contextWith, type SpanAttributeSets } from './run-span.js';
 import type { RunStart } from './run-start.js';
@@ -31,6 +31,8 @@ export class RunState implements RunReporter {
   /** The output cap the last model call was sent with (the config's, or a budget's bound), for a cut-off answer's error. */
   maxTokensSent: number | undefined = undefined;
   readonly frame: RunFrame;
+  /** The toolChoice of the run's first model call: the run's own, else its agent's. */
+  readonly toolChoice: ToolChoice | undefined;
   /** The schema the final answer must satisfy, if any: the run's own or its delegator's. */
   readonly outputType: ZodType | undefined;
   /** Where the run goes on from, when it resumes a suspended one. */
@@ -70,6 +72,7 @@ export class RunState implements RunReporter {
   ) {
     this.frame = start.frame;
     this.outputType = start.outputType;
+    this.toolChoice = start.toolChoice ?? core.toolChoice;
     this.resume = start.resume;
     this.owned = start.owned;
     this.wrapped = start.wrapped;

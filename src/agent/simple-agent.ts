@@ -5,7 +5,7 @@ import type { ChildOutcome, FramedChild, Placement } from '../delegation/framed-
 import { CHILD_LEDGER } from '../delegation/child-hold.js';
 import { RESUMES_SUSPENDED } from '../delegation/resumable-child.js';
 import type { Accounting } from '../accounting/accounting.js';
-import type { Message, ModelProvider } from '../model/types.js';
+import type { Message, ModelProvider, ToolChoice } from '../model/types.js';
 import type { Capability } from '../tool/capability.js';
 import type { Tool } from '../tool/define-tool.js';
 import { named, readOptions, refuseUnknownKeys } from '../core/options.js';
@@ -32,6 +32,8 @@ export interface AgentOptions {
   instructions?: string;
   tools?: readonly Tool[];
   capabilities?: readonly Capability[];
+  /** As SymfonicAgentOptions.toolChoice: for the first model call of each run. */
+  toolChoice?: ToolChoice;
 }
 
 export interface AgentRunOptions<T = unknown> {
@@ -41,6 +43,8 @@ export interface AgentRunOptions<T = unknown> {
   /** A zod schema the final answer must satisfy as JSON; the parsed value is `output`. */
   outputType?: ZodType<T>;
   signal?: AbortSignal;
+  /** This run's toolChoice, over the agent's (see RunOptions.toolChoice). */
+  toolChoice?: ToolChoice;
 }
 
 /**
@@ -49,7 +53,7 @@ export interface AgentRunOptions<T = unknown> {
  */
 export type AgentResult<T = unknown> = AgentResponse<T>;
 
-const RUN_KEYS = ['attachments', 'history', 'outputType', 'signal'] as const;
+const RUN_KEYS = ['attachments', 'history', 'outputType', 'signal', 'toolChoice'] as const;
 const attachmentSchema = z.object({ name: z.string().min(1), content: z.string(), mediaType: z.string().optional() }).strict();
 
 function renderPrompt(prompt: string, attachments: readonly Attachment[] | undefined): string {
@@ -98,6 +102,7 @@ export class Agent implements FramedChild {
         ...(options.signal ? { signal: options.signal } : {}),
         ...(options.outputType !== undefined ? { outputType: options.outputType } : {}),
         ...(options.history !== undefined ? { history: options.history } : {}),
+        ...(options.toolChoice !== undefined ? { toolChoice: options.toolChoice } : {}),
       };
       const start = callerStart(this.#core, runOptions);
       return executeRun(this.#core, renderPrompt(prompt, options.attachments), start) as Promise<AgentResult<T>>;

@@ -8,7 +8,7 @@ import { ChildLifecycle } from '../delegation/lifecycle.js';
 import { DelegationRoster, type RosterEntry } from '../delegation/roster.js';
 import { SubAgent, SubAgentSpec } from '../delegation/sub-agent.js';
 import { withoutWriteSurface } from '../delegation/write-surface.js';
-import type { ModelProvider } from '../model/types.js';
+import type { ModelProvider, ToolChoice } from '../model/types.js';
 import type { Logger } from '../observability/logger.js';
 import type { MetricsCollector } from '../accounting/metrics-collector.js';
 import type { Capability } from '../tool/capability.js';
@@ -52,6 +52,12 @@ export interface SymfonicAgentOptions {
   history?: { maxMessages?: number; compact?: CompactHistory };
   /** A session load or append slower than this (5,000 ms) is unavailable: the turn is refused, or the append reported on the response. */
   sessionTimeoutMs?: number;
+  /**
+   * Whether the model may ('auto'), must ('required') or must not ('none') call a tool, or must
+   * call the one named, on the first model call of each run (a run's own toolChoice wins). Later
+   * calls are 'auto': forced on every call, the model could never answer.
+   */
+  toolChoice?: ToolChoice;
 }
 
 
@@ -224,5 +230,6 @@ function buildSpecChild(spec: SubAgentSpec, parent: SymfonicAgentOptions, parent
     config,
     ...(parent.metricsCollector !== undefined ? { metricsCollector: parent.metricsCollector } : {}),
     ...(parent.logger !== undefined ? { logger: parent.logger } : {}),
+    ...(spec.toolChoice !== undefined ? { toolChoice: spec.toolChoice } : {}),
   });
 }

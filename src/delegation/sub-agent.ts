@@ -1,7 +1,8 @@
 import { z, type ZodType } from 'zod';
 import { checked, named, readOptions } from '../core/options.js';
 import { modelSettingsSchema } from '../model/model-settings.js';
-import type { ModelProvider } from '../model/types.js';
+import { checkToolChoice } from '../model/tool-choice.js';
+import type { ModelProvider, ToolChoice } from '../model/types.js';
 import { NAME_PATTERN, isTool, type Tool } from '../tool/define-tool.js';
 import type { ChildAgent } from './child.js';
 import type { ChildReserve } from '../accounting/accounting.js';
@@ -56,6 +57,8 @@ const specSchema = z
     domainDescription: text('domainDescription').optional(),
     outputType: outputTypeSchema,
     memory: memorySchema,
+    // Checked against the child's tools when the parent builds it.
+    toolChoice: z.unknown().optional(),
   })
   .extend(modelSettingsSchema.shape)
   .strict();
@@ -129,6 +132,8 @@ export interface SubAgentSpecOptions {
    * 'session' — also its own earlier exchanges in that session, in namespace `<parent>/<child>`.
    */
   memory?: ChildMemory;
+  /** The child's toolChoice, for the first model call of each of its runs (see SymfonicAgentOptions.toolChoice). */
+  toolChoice?: ToolChoice;
 }
 
 /**
@@ -148,6 +153,7 @@ export class SubAgentSpec {
   readonly maxTokens: number | undefined;
   readonly domainDescription: string | undefined;
   readonly memory: ChildMemory;
+  readonly toolChoice: ToolChoice | undefined;
 
   constructor(options: SubAgentSpecOptions) {
     const o = readOptions(named('SubAgentSpec', options), options, specSchema, { renamed: { provider: 'modelProvider' }, example: 'new SubAgentSpec({ name, description, ... })' });
@@ -163,6 +169,7 @@ export class SubAgentSpec {
     this.temperature = o.temperature;
     this.maxTokens = o.maxTokens;
     this.memory = o.memory ?? 'none';
+    this.toolChoice = checkToolChoice(o.toolChoice, this.tools.map((t) => t.name), `SubAgentSpec "${o.name}":`);
     Object.freeze(this);
   }
 }

@@ -18,6 +18,8 @@ export function callOptions(request: ModelRequest, settings: CallSettings, extra
   if (settings.temperature !== undefined) options.temperature = settings.temperature;
   if (request.tools.length > 0) {
     options.tools = request.tools.map((t) => ({ type: 'function', name: t.name, description: t.description, inputSchema: t.parameters }));
+    const choice = request.toolChoice;
+    if (choice !== undefined) options.toolChoice = typeof choice === 'string' ? { type: choice } : { type: 'tool', toolName: choice.name };
   }
   if (request.outputSchema && extras.nativeOutput) {
     // The strict-ready form where there is one: OpenAI's AI SDK provider sends strict mode by

@@ -24,6 +24,7 @@ export interface AiSdkCallOptions {
   maxOutputTokens?: number;
   temperature?: number;
   tools?: { type: 'function'; name: string; description?: string; inputSchema: object }[];
+  toolChoice?: { type: 'auto' | 'required' | 'none' } | { type: 'tool'; toolName: string };
   responseFormat?: { type: 'json'; schema?: object; name?: string };
   abortSignal?: AbortSignal;
   providerOptions?: Record<string, Record<string, AiSdkJson>>;

@@ -84,9 +84,8 @@ export function anthropic(options: AnthropicOptions): ModelProvider {
     const tools = request.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters }));
     if (answer) tools.push(answer.definition);
     if (tools.length > 0) body.tools = tools;
-    // Structured output is a tool the model must call. With other tools on offer it must call
-    // one of them ('any'): a real tool to go on working, or the answer tool to finish.
-    if (answer) body.tool_choice = request.tools.length > 0 ? { type: 'any' } : { type: 'tool', name: answer.name };
+    const choice = wireToolChoice(request, answer);
+    if (choice !== undefined) body.tool_choice = choice;
     if (settings.temperature !== undefined) body.temperature = settings.temperature;
     return body;
   };
@@ -110,6 +109,20 @@ export function anthropic(options: AnthropicOptions): ModelProvider {
     },
     { supportsOutputSchema: true, server: serverOf(url) },
   );
+}
+
+/**
+ * The Messages API's tool_choice. Structured output is a tool the model must call: with other
+ * tools on offer it must call one of them ('any': a real tool to go on working, or the answer
+ * tool to finish), unless the request names one or forbids the real ones ('none' then forces
+ * the answer tool, since the API's own 'none' would forbid that too).
+ */
+function wireToolChoice(request: ModelRequest, answer: AnswerTool | undefined): object | undefined {
+  const choice = request.toolChoice;
+  if (typeof choice === 'object') return { type: 'tool', name: choice.name };
+  if (answer) return request.tools.length > 0 && choice !== 'none' ? { type: 'any' } : { type: 'tool', name: answer.name };
+  if (request.tools.length === 0 || choice === undefined) return undefined;
+  return { type: choice === 'required' ? 'any' : choice };
 }
 
 type WireMessage = { role: 'user' | 'assistant'; content: string | object[] };

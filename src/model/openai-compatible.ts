@@ -16,8 +16,9 @@ import { chatCompletionStream } from './openai-stream.js';
 import { apiKeySchema, envVar, httpOptionsShape, httpURLSchema, type HttpProviderOptions } from './http-options.js';
 import { parseOptions } from './parse-options.js';
 import { providerShell, type CallSettings } from './provider-shell.js';
+import { ToolSupportProbe } from './tool-support.js';
 import { postJson, postStream, transportFrom } from './transport.js';
-import type { ModelProvider, ModelRequest } from './types.js';
+import type { ModelProvider, ModelRequest, ToolChoice } from './types.js';
 import { argumentsObject, readWire, toolCallIdOf } from './wire.js';
 
 export interface OpenAICompatibleOptions extends HttpProviderOptions {
@@ -63,6 +64,8 @@ export function openAICompatible(options: OpenAICompatibleOptions): ModelProvide
   // OpenAI's own API replaced max_tokens with max_completion_tokens and refuses the old name for
   // reasoning models; the self-hosted servers read max_tokens.
   const maxTokensField = isOpenAI ? 'max_completion_tokens' : 'max_tokens';
+  // OpenAI's own API takes tools; anything else may be a llama-server whose template drops them.
+  const probe = o.checkToolSupport === false || isOpenAI ? undefined : new ToolSupportProbe({ provider: providerName, baseURL: o.baseURL, headers, fetch: transport.fetch });
 
   const targetFor = (settings: CallSettings, accept: string): HttpTarget => ({
     provider: providerName,
@@ -81,6 +84,7 @@ export function openAICompatible(options: OpenAICompatibleOptions): ModelProvide
         type: 'function',
         function: { name: t.name, description: t.description, parameters: t.parameters },
       }));
+      if (request.toolChoice !== undefined) body.tool_choice = wireToolChoice(request.toolChoice);
     }
     if (settings.temperature !== undefined) body.temperature = settings.temperature;
     // Sent only when a request, withOverrides or a budget's reservation sets one: the server's own
@@ -96,17 +100,27 @@ export function openAICompatible(options: OpenAICompatibleOptions): ModelProvide
     {
       async send(request, settings, signal) {
         const target = targetFor(settings, 'application/json');
+        await probe?.before(request);
         const json = await postJson(target, bodyFor(request, settings), transport, signal);
-        return fromChatCompletion(readWire(chatCompletionWire, json, target, 'Chat Completions'));
+        const response = fromChatCompletion(readWire(chatCompletionWire, json, target, 'Chat Completions'));
+        return probe === undefined ? response : probe.noted(request, response);
       },
       async *stream(request, settings, signal) {
         const target = targetFor(settings, 'text/event-stream');
         const body = { ...bodyFor(request, settings), stream: true, stream_options: { include_usage: true } };
-        yield* chatCompletionStream(await postStream(target, body, transport, signal), target, signal);
+        await probe?.before(request);
+        for await (const chunk of chatCompletionStream(await postStream(target, body, transport, signal), target, signal)) {
+          yield chunk.type === 'done' && probe !== undefined ? { type: 'done', response: await probe.noted(request, chunk.response) } : chunk;
+        }
       },
     },
     { supportsOutputSchema: true, server: serverOf(url) },
   );
+}
+
+/** The protocol's tool_choice: the three words as they are, a name as a function to call. */
+function wireToolChoice(choice: ToolChoice): string | object {
+  return typeof choice === 'string' ? choice : { type: 'function', function: { name: choice.name } };
 }
 
 function toWireMessages(request: ModelRequest): object[] {

@@ -7,6 +7,7 @@ import { ConfigurationError } from '../core/errors.js';
 import { modelSettingsSchema } from './model-settings.js';
 import { outputSchemaProblem } from './output-schema.js';
 import { parseOptions } from './parse-options.js';
+import { toolChoiceProblem } from './tool-choice.js';
 import type { ModelOverrides, ModelProvider, ModelRequest, ModelResponse, ModelServer, ModelStreamChunk } from './types.js';
 
 /** The model settings a request is sent with, after request > withOverrides > factory precedence. */
@@ -70,7 +71,7 @@ export function providerShell(providerName: string, defaults: CallSettings, adap
 const ROLES = new Set(['user', 'assistant', 'tool']);
 const REQUEST_USAGE =
   '{ messages: { role: "user" | "assistant" | "tool", content: string }[], tools: { name, description, parameters }[], ' +
-  'instructions?: string, modelName?: string, temperature?: number, maxTokens?: number, outputSchema?: { name, schema } }';
+  'instructions?: string, modelName?: string, temperature?: number, maxTokens?: number, outputSchema?: { name, schema }, toolChoice?: "auto" | "required" | "none" | { name } }';
 
 /** Hand-written rather than a schema: it runs on every model call, and must cost next to nothing. */
 function checkRequest(request: ModelRequest, where: string): void {
@@ -93,6 +94,10 @@ function requestProblem(request: ModelRequest): string | undefined {
   if (request.outputSchema !== undefined) {
     const problem = outputSchemaProblem(request.outputSchema, request.tools);
     if (problem !== undefined) return problem;
+  }
+  if (request.toolChoice !== undefined) {
+    const problem = toolChoiceProblem(request.toolChoice, request.tools.map((t) => t.name));
+    if (problem !== undefined) return `request.toolChoice ${problem}`;
   }
   if (request.modelName === undefined && request.temperature === undefined && request.maxTokens === undefined) return undefined;
   const settings = modelSettingsSchema.safeParse({

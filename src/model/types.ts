@@ -32,6 +32,13 @@ export interface OutputSchema {
   schema: object;
 }
 
+/**
+ * Whether the model may call a tool ('auto', what a provider does when told nothing), must call
+ * one ('required'), must not ('none'), or must call the named one. An agent's run applies it to
+ * its first model call only (see RunOptions.toolChoice).
+ */
+export type ToolChoice = 'auto' | 'required' | 'none' | { name: string };
+
 export interface ModelRequest {
   instructions?: string;
   messages: Message[];
@@ -40,6 +47,8 @@ export interface ModelRequest {
   temperature?: number;
   maxTokens?: number;
   outputSchema?: OutputSchema;
+  /** Sent natively by each adapter when the request has tools; a name must be one of `tools`. */
+  toolChoice?: ToolChoice;
 }
 
 export interface ModelResponse {
@@ -50,6 +59,12 @@ export interface ModelResponse {
   responseModel?: string;
   /** The id the server gave this answer (`chatcmpl-…`, `msg_…`), when it sent one. */
   responseId?: string;
+  /**
+   * What the provider wants the user to know about this call without failing it (a server that
+   * cannot take the tools it was sent, say): the run logs each at warn and marks the chat span
+   * with a `symfonic.model.warning` event.
+   */
+  warnings?: readonly string[];
 }
 
 /**

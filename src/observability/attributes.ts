@@ -104,6 +104,8 @@ export const SPAN_EVENT = {
   budgetUnchecked: 'symfonic.budget.unchecked',
   /** A budget refused the call under onExceeded 'suspend': the call was not made, the run suspends. */
   budgetSuspended: 'symfonic.budget.suspended',
+  /** The provider answered with a warning (ModelResponse.warnings): e.g. a server that cannot take the tools it was sent. */
+  modelWarning: 'symfonic.model.warning',
 } as const;
 
 export const TRACER_NAME = 'symfonic';

@@ -207,6 +207,11 @@ describe('symfonic demo --provider openai-compatible', () => {
       let raw = '';
       req.on('data', (c: Buffer) => (raw += c.toString('utf8')));
       req.on('end', () => {
+        // openAICompatible asks GET /props before its first request with tools; this server has none.
+        if (req.method === 'GET') {
+          res.writeHead(404).end();
+          return;
+        }
         const body = JSON.parse(raw) as { model: string; messages: { role: string; content: string | null }[]; tools?: { function: { name: string } }[] };
         const system = body.messages.find((m) => m.role === 'system')?.content ?? '';
         seen.push({ auth: req.headers.authorization, model: body.model, system, tools: (body.tools ?? []).map((t) => t.function.name) });

@@ -36,6 +36,12 @@ export function scriptedApi(options: { unscripted: unknown; basePath?: string })
       let raw = '';
       req.on('data', (chunk: Buffer) => (raw += chunk.toString()));
       req.on('end', () => {
+        // openAICompatible asks GET /props once before its first request with tools (see
+        // tool-support.ts); this server has none, as most servers have none.
+        if (req.method === 'GET' && req.url === '/props') {
+          res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not found"}}');
+          return;
+        }
         const entry: Seen = {
           method: req.method ?? '',
           path: req.url ?? '',

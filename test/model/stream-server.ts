@@ -57,6 +57,12 @@ export function streamingApi(basePath = ''): (replies: StreamReply[]) => Promise
       let raw = '';
       req.on('data', (chunk: Buffer) => (raw += chunk.toString()));
       req.on('end', () => {
+        // openAICompatible asks GET /props once before its first request with tools (see
+        // tool-support.ts); this server has none, as most servers have none.
+        if (req.method === 'GET' && req.url === '/props') {
+          res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not found"}}');
+          return;
+        }
         const entry: StreamSeen = {
           path: req.url ?? '',
           headers: req.headers,

@@ -66,6 +66,11 @@ export async function modelServer(): Promise<ModelServer> {
     let raw = '';
     req.on('data', (d: Buffer) => (raw += d.toString('utf8')));
     req.on('end', () => {
+      // openAICompatible asks GET /props before its first request with tools; this server has none.
+      if (req.method === 'GET') {
+        res.writeHead(404).end();
+        return;
+      }
       const body = JSON.parse(raw) as { model: string; messages: WireMessage[] };
       bump(received, body.model);
       const held = holds.get(body.model);
