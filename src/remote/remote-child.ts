@@ -14,6 +14,7 @@ import type { RemoteChildResponse } from './remote-response.js';
 import { connect, type Connected } from './remote-card.js';
 import { RemoteAgentError } from './remote-error.js';
 import { TransportError } from './transport.js';
+import type { ChildMemory } from '../session/session-memory.js';
 
 export type { RemoteChildResponse } from './remote-response.js';
 
@@ -41,6 +42,12 @@ export interface RemoteChildOptions {
   stream?: boolean;
   /** What the call holds against the caller's budget while it runs (SubAgent reserve; default: the task plus 16,384 tokens). */
   reserve?: ChildReserve;
+  /**
+   * 'session': in a run of a session, every call goes in one A2A context derived from the
+   * caller's session and this child's name, so a served agent with sessions keeps the child's
+   * conversation across the caller's turns. Default 'none': each call is a context of its own.
+   */
+  memory?: ChildMemory;
 }
 
 const REMOTE_DEFAULTS = Object.freeze({ timeoutMs: 300_000, maxResponseBytes: 16 * 1024 * 1024 });
@@ -63,6 +70,7 @@ const schema = z
     stream: z.boolean().optional(),
     // Checked where every child's is (SubAgent).
     reserve: z.unknown().optional(),
+    memory: z.enum(['none', 'session'], "memory must be 'none' (each call its own context, the default) or 'session'").optional(),
   })
   .strict();
 
@@ -85,7 +93,7 @@ export class RemoteChildAgent implements ChildAgent, FramedChild {
     /** Not an option users set: the benchmark's way to time the SDK's client on the same server. */
     private readonly internal: { viaSdk?: boolean } = {},
   ) {
-    this.settings = { name: options.name, headers: lowerCased(options.headers), timeoutMs: options.timeoutMs ?? REMOTE_DEFAULTS.timeoutMs, lineage: options.lineage };
+    this.settings = { name: options.name, headers: lowerCased(options.headers), timeoutMs: options.timeoutMs ?? REMOTE_DEFAULTS.timeoutMs, lineage: options.lineage, remembers: options.memory === 'session' };
   }
 
   /** Drops the kept-alive connections to the remote. */
@@ -106,7 +114,8 @@ export class RemoteChildAgent implements ChildAgent, FramedChild {
     return this.connected;
   }
 
-  async call(task: string, frame: RunFrame, resume?: RemoteResume): Promise<RemoteChildResponse | RemotePaused> {
+  /** `remembers`: its delegator placed it with SubAgent memory 'session' (as this child's own memory option does). */
+  async call(task: string, frame: RunFrame, resume?: RemoteResume, remembers = false): Promise<RemoteChildResponse | RemotePaused> {
     let connected: Connected;
     try {
       connected = await this.connect();
@@ -114,7 +123,7 @@ export class RemoteChildAgent implements ChildAgent, FramedChild {
       const status = error instanceof TransportError ? error.status : undefined;
       throw new RemoteAgentError(this.options.name, error instanceof Error ? error.message : String(error), { cause: error, ...(status !== undefined ? { status } : {}) });
     }
-    return callRemote(connected, this.settings, task, frame, resume);
+    return callRemote(connected, remembers && !this.settings.remembers ? { ...this.settings, remembers } : this.settings, task, frame, resume);
   }
 
   get name(): string {
