@@ -130,7 +130,7 @@ async function call(connected: Connected, s: CallSettings, task: string, frame: 
   let failure: unknown;
   try {
     const toTask = resume === undefined ? undefined : { taskId: resume.wait.taskId, decisions: remoteDecisions(resume.wait, resume.decisions) };
-    await connected.transport.send({ task, contextId, headers, signal, events: events !== undefined, onDispatched: () => (dispatched = true), resume: toTask }, reader);
+    await connected.transport.send({ task, contextId, messageId: frame.runId, headers, signal, events: events !== undefined, onDispatched: () => (dispatched = true), resume: toTask }, reader);
   } catch (error) {
     failure = error;
   }
