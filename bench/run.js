@@ -1,7 +1,7 @@
 // @ts-check
 // `npm run bench`: the per-hop overhead of delegation, against the floor of two bare spans, and
 // how it holds up at scale and over many runs. Imports the built package (dist/), as a user
-// would. Usage: node --expose-gc bench/run.js [--only=floor,hop,hop_untraced,scale,memory,inflight,resume,suspended] [--quick]
+// would. Usage: node --expose-gc bench/run.js [--only=floor,hop,hop_untraced,scale,memory,inflight,resume,suspended,session_turn] [--quick]
 // [--breakdown] (adds the hop with only tracing, and with only metrics, registered).
 import { context, trace } from '@opentelemetry/api';
 import { MetricsCollector, SubAgent, SubAgentSpec, SymfonicAgent, TenantBudgets, priceTable } from '../dist/index.js';
@@ -285,6 +285,7 @@ async function main() {
   if (wanted('stream')) await (await import('./stream.js')).streamCase({ quick, report }, sdk.reset);
   if (wanted('resume')) await (await import('./resume.js')).resumeCase({ quick, report, sdk });
   if (wanted('suspended')) await (await import('./resume.js')).suspendedCase({ quick, report, sdk });
+  if (wanted('session_turn')) await (await import('./session.js')).sessionTurnCase({ quick, report, sdk });
   await sdk.shutdown();
   disableSdk();
   if (wanted('hop_untraced')) await hopCase('hop_untraced', undefined);
@@ -301,6 +302,7 @@ async function main() {
   const redisAt = args.indexOf('--redis');
   const redisUrl = redisAt >= 0 ? args[redisAt + 1] : process.env.SYMFONIC_STACK_REDIS;
   if (redisUrl) await (await import('./redis.js')).redisCases(redisUrl, { quick, wanted, report });
+  if (redisUrl && wanted('session_turn')) await (await import('./session.js')).sessionRedisCase(redisUrl, { quick, report });
   // Durable trees' cases need a PostgreSQL: --pg URL, or the stack's.
   const pgAt = args.indexOf('--pg');
   const pgUrl = pgAt >= 0 ? args[pgAt + 1] : process.env.SYMFONIC_STACK_POSTGRES;

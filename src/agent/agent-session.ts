@@ -1,11 +1,10 @@
 import { ConfigurationError } from '../core/errors.js';
-import { addUsage, emptyUsage, type Usage } from '../core/usage.js';
+import type { Usage } from '../core/usage.js';
 import type { Message } from '../model/types.js';
 import { checkSession } from '../session/session-key.js';
 import { loadedMessages } from '../session/session-messages.js';
-import type { SessionStore, SessionTurnRecord } from '../session/session-store.js';
-import { MAX_TURNS_PAGE } from '../session/turn-pages.js';
-import { roundUsd } from '../trace/usd.js';
+import type { SessionTurnRecord } from '../session/session-store.js';
+import { allTurns, totalsOf } from '../session/session-totals.js';
 import type { AgentCore } from './agent-core.js';
 
 /** One conversation of an agent, as its store keeps it: what was said, each turn's record, what it cost, and erasure. */
@@ -34,26 +33,4 @@ export function agentSession(core: AgentCore, tenantId: string, sessionId: strin
     totals: async () => totalsOf(await allTurns(store, tenantId, sessionId)),
     clear: () => store.clear(tenantId, sessionId),
   });
-}
-
-/** Every record, paging back from the newest: a store answers at most MAX_TURNS_PAGE a call. */
-async function allTurns(store: SessionStore, tenantId: string, sessionId: string): Promise<readonly SessionTurnRecord[]> {
-  const pages: (readonly SessionTurnRecord[])[] = [];
-  let before: string | undefined;
-  for (;;) {
-    const page = await store.turns(tenantId, sessionId, { limit: MAX_TURNS_PAGE, ...(before !== undefined ? { before } : {}) });
-    if (page.length > 0) pages.unshift(page);
-    if (page.length < MAX_TURNS_PAGE) return pages.flat();
-    before = page[0]!.rootRunId;
-  }
-}
-
-function totalsOf(records: readonly SessionTurnRecord[]): { usage: Usage; costUsd: number | null; turns: number } {
-  let usage = emptyUsage();
-  let cost: number | null = 0;
-  for (const r of records) {
-    usage = addUsage(usage, r.totalUsage);
-    cost = cost === null || r.totalCostUsd === null ? null : cost + r.totalCostUsd;
-  }
-  return { usage, costUsd: roundUsd(cost), turns: records.length };
 }

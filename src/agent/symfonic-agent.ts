@@ -28,7 +28,8 @@ import { callerStart, doorStart, listenerErrorReporter, resumeStart } from './ru
 import type { ResumeOptions } from './resume-options.js';
 import type { RunSnapshot } from '../snapshot/run-snapshot.js';
 import type { SessionStore } from '../session/session-store.js';
-import type { CompactHistory } from '../session/session-memory.js';
+import { rootMemory, SESSION_MEMORY, type CompactHistory, type SessionMemory } from '../session/session-memory.js';
+import type { Scope } from '../core/scope.js';
 
 export interface SymfonicAgentOptions {
   name: string;
@@ -77,6 +78,8 @@ export class SymfonicAgent implements FramedChild {
   /** Every tool the model can call: the agent's own and those its capabilities contribute. */
   readonly tools: readonly Tool[];
   readonly capabilities: readonly Capability[];
+  /** Where its conversations are kept (the `sessions` option); undefined without one. */
+  readonly sessions: SessionStore | undefined;
   readonly #core: AgentCore;
   readonly #lifecycles: ChildLifecycle[] = [];
 
@@ -96,6 +99,7 @@ export class SymfonicAgent implements FramedChild {
     this.logger = logger;
     this.tools = tools;
     this.capabilities = Object.freeze(capabilities);
+    this.sessions = core.sessions?.store;
   }
 
   #buildDelegation(name: string, options: SymfonicAgentOptions): DelegationCapability {
@@ -180,6 +184,11 @@ export class SymfonicAgent implements FramedChild {
   /** Its door goes on from a suspended run (doorStart takes the placement's resume). */
   [RESUMES_SUSPENDED](): boolean {
     return true;
+  }
+
+  /** A turn's memory in `scope` for a run placed as a root of its own conversation (a served run; serve-agent's door). */
+  [SESSION_MEMORY](scope: Scope | undefined): SessionMemory | undefined {
+    return rootMemory(this.#core.sessions, scope, this.name);
   }
 
   /** Closes the children this agent built from specs. Children the caller built stay open. */

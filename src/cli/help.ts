@@ -104,6 +104,7 @@ decisions that do not match the interruptions it waits on.
 
 export const TREE_HELP = `Usage: symfonic tree [options] FILE
        symfonic tree [options] --jaeger URL TRACE_ID
+       symfonic tree --session ID --tenant T --redis URL [--jaeger URL]
 
 Draws the delegation trees recorded in FILE: OTLP/JSON, either one JSON object
 (pretty-printed or not: an ExportTraceServiceRequest, or a saved answer of
@@ -128,6 +129,13 @@ Options:
                         drawing them
   --jaeger-ui URL       the Jaeger UI the page links trace ids to (default:
                         the --jaeger URL; without either, no link)
+  --session ID          every turn of session ID, oldest first, as its
+                        RedisSessionStore keeps them (status, tokens, cost,
+                        run and trace ids) and the session's totals; with
+                        --jaeger, each turn's tree drawn from its trace
+  --tenant T            the tenant the session is of (with --session)
+  --redis URL           the session store's Redis (with --session)
+  --key-prefix P        the store's keyPrefix (default symfonic:sessions:)
 ${FIT}  --max-document-mb N   the largest line or pretty-printed JSON document
                         read, in MB (default 256, at most 500)
   -h, --help            show this help

@@ -16,6 +16,10 @@ const OPTIONS = {
   'jaeger-ui': { type: 'string' },
   width: { type: 'string' },
   'max-document-mb': { type: 'string' },
+  session: { type: 'string' },
+  tenant: { type: 'string' },
+  redis: { type: 'string' },
+  'key-prefix': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -58,6 +62,26 @@ function pictures(roots: TimedRunNode[], width: number): string {
   return out.join('\n') + '\n';
 }
 
+/** `--session ID --tenant T --redis URL [--jaeger URL]`: every turn of a session (session-tree.ts). */
+async function drawSession(v: { session?: string; tenant?: string; redis?: string; 'key-prefix'?: string; json?: boolean; html?: string }, positionals: string[], jaeger: string | undefined, maxMb: number, width: number): Promise<number> {
+  if (positionals.length > 0) throw new UsageError(`--session draws the session's turns: no FILE or trace id goes with it (got ${positionals.join(' ')})`, 'tree');
+  if (v.json === true || v.html !== undefined) throw new UsageError('--session draws in the terminal: --json and --html are not for it yet', 'tree');
+  if (v.tenant === undefined || v.tenant === '') throw new UsageError('--session needs --tenant T: a session id is one tenant\'s', 'tree');
+  if (v.redis === undefined) throw new UsageError('--session reads the turns from the session store: give --redis URL (redis://127.0.0.1:6379), and --jaeger URL to draw each turn\'s tree', 'tree');
+  if (!/^rediss?:\/\/[^/]/.test(v.redis)) throw new UsageError(`--redis must be a redis:// or rediss:// URL (got "${v.redis}")`, 'tree');
+  const { sessionTree } = await import('./session-tree.js');
+  const text = await sessionTree({
+    sessionId: v.session!,
+    tenantId: v.tenant,
+    redis: v.redis,
+    keyPrefix: v['key-prefix'],
+    spans: jaeger === undefined ? undefined : (traceId) => jaegerSpans(jaeger, traceId, maxMb),
+    draw: (roots) => pictures(roots, width).replace(/\n$/, ''),
+  });
+  process.stdout.write(text);
+  return 0;
+}
+
 export async function treeCommand(args: string[]): Promise<number> {
   let parsed;
   try {
@@ -76,6 +100,7 @@ export async function treeCommand(args: string[]): Promise<number> {
   const maxMb = v['max-document-mb'] === undefined ? DEFAULT_MAX_DOCUMENT_MB : integerOption('tree', '--max-document-mb', v['max-document-mb'], 1, MAX_DOCUMENT_MB);
   if (v.html !== undefined && v.html.trim() === '') throw new UsageError('--html needs a file name, e.g. --html tree.html', 'tree');
   if (v.html !== undefined && v.json === true) throw new UsageError('--html and --json: use one (--json prints to stdout, --html writes a file)', 'tree');
+  if (v.session !== undefined) return drawSession(v, positionals, jaeger, maxMb, width);
   const source = sourceOf(positionals, jaeger);
   const spans = jaeger === undefined ? await readSpans(source, maxMb) : await jaegerSpans(jaeger, source, maxMb);
   const roots = buildRunTree(spans);

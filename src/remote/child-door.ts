@@ -16,7 +16,7 @@ import type { RemoteChildResponse } from './remote-response.js';
 /** The calling side of a remote child, as the door uses it. */
 interface RemoteCaller {
   readonly name: string;
-  call(task: string, frame: RunFrame, resume?: RemoteResume): Promise<RemoteChildResponse | RemotePaused>;
+  call(task: string, frame: RunFrame, resume?: RemoteResume, remembers?: boolean): Promise<RemoteChildResponse | RemotePaused>;
 }
 
 /**
@@ -44,7 +44,7 @@ export async function runInPlacement(child: RemoteCaller, task: string, placemen
     }
     resume = { wait: waits.remote, decisions: placement.resume.decisions };
   }
-  const r = await child.call(task, placement.frame, resume);
+  const r = await child.call(task, placement.frame, resume, placement.session?.remembers === true);
   if (r instanceof RemotePaused) {
     return { runId, finalResponse: '', totalUsage: r.spend.totalUsage, totalCostUsd: r.spend.totalCostUsd, accounting: r.spend.receipt, status: 'suspended', interruptions: r.interruptions, suspension: suspendedRemote(runId, r) };
   }

@@ -14,8 +14,8 @@ const RPC_HEADERS = Object.freeze({ 'a2a-version': '1.0', 'content-type': 'appli
 function sendBody(id: number, method: string, call: RemoteSend): string {
   const metadata = call.events ? `,"metadata":{${JSON.stringify(USAGE_LINEAGE_EXTENSION)}:{"events":true}}` : '';
   const context = JSON.stringify(call.contextId);
-  // A resumed task's message is its own (the first one's id was the context's), to that task, carrying the decisions.
-  const head = call.resume === undefined ? `"messageId":${context},` : `"messageId":${JSON.stringify(`${call.contextId}:${call.resume.taskId}:${Date.now()}`)},"taskId":${JSON.stringify(call.resume.taskId)},`;
+  // A resumed task's message is its own (the first one's id was the child run's), to that task, carrying the decisions.
+  const head = call.resume === undefined ? `"messageId":${JSON.stringify(call.messageId)},` : `"messageId":${JSON.stringify(`${call.messageId}:${call.resume.taskId}:${Date.now()}`)},"taskId":${JSON.stringify(call.resume.taskId)},`;
   const part = call.resume === undefined ? `{"text":${JSON.stringify(call.task)},"mediaType":"text/plain"}` : `{"data":${JSON.stringify({ decisions: call.resume.decisions })},"mediaType":"application/json"}`;
   // historyLength 0: the answer need not echo back the task the caller just sent.
   return (

@@ -8,6 +8,7 @@ import { remoteOutcome, RemoteFailed, type RemoteAnswer } from './remote-answer.
 import { pausedInTree, remoteDecisions, RemotePaused, type RemoteResume } from './remote-pause.js';
 import { TASK_STATE } from './wire.js';
 import type { Connected } from './remote-card.js';
+import { contextIdFor } from './conversation-context.js';
 import { RemoteAgentError } from './remote-error.js';
 import { RemoteEvents, type RemoteEventLimits } from './remote-events.js';
 import type { RemoteChildResponse } from './remote-response.js';
@@ -31,6 +32,8 @@ export interface CallSettings {
   lineage: boolean | undefined;
   /** How much of the served tree's run events one call may add to the caller's. */
   remoteEvents: Readonly<RemoteEventLimits>;
+  /** memory 'session': the call goes in the context of the caller's session (conversation-context.ts). */
+  remembers: boolean;
 }
 
 /** The error the delegation layer reads for a call the caller stopped: its abort, or this call's own timeout. */
@@ -107,12 +110,12 @@ class CallStop {
  * on; then the task is cancelled and the call fails saying why.
  */
 async function pausedOutcome(connected: Connected, s: CallSettings, frame: RunFrame, reader: RemoteTaskReader, headers: Readonly<Record<string, string>>, spend: AbsorbedUsage): Promise<RemotePaused | RemoteFailed> {
-  const paused = frame.resumable ? pausedInTree(s.name, frame, reader, spend) : undefined;
+  const paused = frame.resumable ? pausedInTree(s.name, frame, reader, spend, contextIdFor(s.name, frame, s.remembers)) : undefined;
   if (paused !== undefined) return paused;
   const why = frame.resumable
     ? 'the remote task asks for input without saying what it waits on (a data part { "interruptions": [...] } in its status message)'
     : `the remote task waits for a person (${reader.interruptions?.map((i) => `${i.kind} ${i.tool ?? ''}`.trim()).join(', ') ?? 'input'}), and this run cannot wait for one: it runs inside a wrapped child (code of your own around the agent), which cannot be resumed`;
-  await cancelQuietly(connected, reader, frame.runId, headers);
+  await cancelQuietly(connected, reader, contextIdFor(s.name, frame, s.remembers), headers);
   return new RemoteFailed(new RemoteAgentError(s.name, `${why}. The remote task was cancelled.`), absorbedUsage(reader.usage, '', reader.statusText));
 }
 
@@ -121,14 +124,15 @@ async function call(connected: Connected, s: CallSettings, task: string, frame: 
   const lineage = s.lineage ?? connected.extension;
   const events = frame.events !== undefined && lineage && connected.transport.streaming ? new RemoteEvents(frame.events, frame, s.remoteEvents, (why) => span.eventsLimited(why)) : undefined;
   const reader = new RemoteTaskReader(events?.take);
-  // The child run's id is unique to this call: it names the message and the context it is sent in.
-  const contextId = frame.runId;
+  // The child run's id is unique to this call: it names the context it is sent in, unless the
+  // child remembers its part of the caller's session, whose context every turn shares.
+  const contextId = contextIdFor(s.name, frame, s.remembers);
   const headers = { ...s.headers, ...outgoingHeaders(frame, span.context, lineage, s.timeoutMs) };
   let dispatched = false;
   let failure: unknown;
   try {
     const toTask = resume === undefined ? undefined : { taskId: resume.wait.taskId, decisions: remoteDecisions(resume.wait, resume.decisions) };
-    await connected.transport.send({ task, contextId, headers, signal, events: events !== undefined, onDispatched: () => (dispatched = true), resume: toTask }, reader);
+    await connected.transport.send({ task, contextId, messageId: frame.runId, headers, signal, events: events !== undefined, onDispatched: () => (dispatched = true), resume: toTask }, reader);
   } catch (error) {
     failure = error;
   }

@@ -15,6 +15,7 @@ import type { RemoteChildResponse } from './remote-response.js';
 import { connect, type Connected } from './remote-card.js';
 import { RemoteAgentError } from './remote-error.js';
 import { TransportError } from './transport.js';
+import type { ChildMemory } from '../session/session-memory.js';
 
 export type { RemoteChildResponse } from './remote-response.js';
 
@@ -49,6 +50,12 @@ export interface RemoteChildOptions {
    * the call itself goes on.
    */
   remoteEvents?: { maxRuns?: number; maxEvents?: number; maxBytes?: number };
+  /**
+   * 'session': in a run of a session, every call goes in one A2A context derived from the
+   * caller's session and this child's name, so a served agent with sessions keeps the child's
+   * conversation across the caller's turns. Default 'none': each call is a context of its own.
+   */
+  memory?: ChildMemory;
 }
 
 const REMOTE_DEFAULTS = Object.freeze({ timeoutMs: 300_000, maxResponseBytes: 16 * 1024 * 1024 });
@@ -75,6 +82,7 @@ const schema = z
       .object({ maxRuns: z.number().int().positive().max(1_000_000).optional(), maxEvents: z.number().int().positive().max(100_000_000).optional(), maxBytes: z.number().int().positive().max(MAX_RESPONSE_BYTES).optional() })
       .strict()
       .optional(),
+    memory: z.enum(['none', 'session'], "memory must be 'none' (each call its own context, the default) or 'session'").optional(),
   })
   .strict();
 
@@ -103,6 +111,7 @@ export class RemoteChildAgent implements ChildAgent, FramedChild {
       timeoutMs: options.timeoutMs ?? REMOTE_DEFAULTS.timeoutMs,
       lineage: options.lineage,
       remoteEvents: Object.freeze({ ...REMOTE_EVENT_LIMITS, ...options.remoteEvents }),
+      remembers: options.memory === 'session',
     };
   }
 
@@ -124,7 +133,8 @@ export class RemoteChildAgent implements ChildAgent, FramedChild {
     return this.connected;
   }
 
-  async call(task: string, frame: RunFrame, resume?: RemoteResume): Promise<RemoteChildResponse | RemotePaused> {
+  /** `remembers`: its delegator placed it with SubAgent memory 'session' (as this child's own memory option does). */
+  async call(task: string, frame: RunFrame, resume?: RemoteResume, remembers = false): Promise<RemoteChildResponse | RemotePaused> {
     let connected: Connected;
     try {
       connected = await this.connect();
@@ -132,7 +142,7 @@ export class RemoteChildAgent implements ChildAgent, FramedChild {
       const status = error instanceof TransportError ? error.status : undefined;
       throw new RemoteAgentError(this.options.name, error instanceof Error ? error.message : String(error), { cause: error, ...(status !== undefined ? { status } : {}) });
     }
-    return callRemote(connected, this.settings, task, frame, resume);
+    return callRemote(connected, remembers && !this.settings.remembers ? { ...this.settings, remembers } : this.settings, task, frame, resume);
   }
 
   get name(): string {

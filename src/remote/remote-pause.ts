@@ -50,7 +50,7 @@ function reportedLineage(reported: readonly unknown[] | undefined, id: string, f
  * are unique here as they are; any other remote's are prefixed with the call's child run id,
  * which is. Undefined when the remote said it waits but not on what, or repeated an id.
  */
-export function pausedInTree(name: string, frame: RunFrame, reader: RemoteTaskReader, spend: AbsorbedUsage): RemotePaused | undefined {
+export function pausedInTree(name: string, frame: RunFrame, reader: RemoteTaskReader, spend: AbsorbedUsage, contextId: string = frame.runId): RemotePaused | undefined {
   const wire: readonly WireInterruption[] | undefined = reader.interruptions;
   if (wire === undefined || reader.taskId === undefined) return undefined;
   const interruptions: Interruption[] = [];
@@ -70,8 +70,8 @@ export function pausedInTree(name: string, frame: RunFrame, reader: RemoteTaskRe
     interruptions.push(i);
     waits.push(id === w.id ? { id, kind: w.kind } : { id, kind: w.kind, remoteId: w.id });
   }
-  // The task is found again by its id; the context is the call's (the child run's id).
-  const wait: RemoteWait = { agent: name, taskId: reader.taskId, contextId: frame.runId, interruptions: waits };
+  // The task is found again by its id; the context is the call's (the child run's id, or its session's).
+  const wait: RemoteWait = { agent: name, taskId: reader.taskId, contextId, interruptions: waits };
   return new RemotePaused(interruptions, wait, spend);
 }
 

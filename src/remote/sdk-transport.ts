@@ -21,7 +21,7 @@ export class SdkTransport implements A2ATransport {
     return {
       tenant: '',
       message: {
-        messageId: call.resume === undefined ? call.contextId : `${call.contextId}:${call.resume.taskId}:${Date.now()}`,
+        messageId: call.resume === undefined ? call.messageId : `${call.messageId}:${call.resume.taskId}:${Date.now()}`,
         contextId: call.contextId,
         taskId: call.resume?.taskId ?? '',
         role: this.core.Role.ROLE_USER,

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { servedSessionId } from './conversation-context.js';
 import type { RunOptions } from '../agent/run-options.js';
 import type { SymfonicAgent } from '../agent/symfonic-agent.js';
 import { readUsageLineage } from './extension.js';
@@ -85,7 +86,7 @@ export class ServedTasks {
     await this.admit(req.principal.principal);
     const id = randomUUID();
     const contextId = typeof message.contextId === 'string' && message.contextId !== '' ? message.contextId : randomUUID();
-    const options = req.runOptions;
+    const options = this.inConversation(req.runOptions, req.principal.principal, contextId);
     const task = new ServedTask(id, contextId, req.principal.principal, { ...message, taskId: id, contextId }, this.snapshotKey, this.agent.name, options);
     await this.store.add(task);
     return { task, text, options };
@@ -99,6 +100,16 @@ export class ServedTasks {
       if (error instanceof TaskQuotaExceeded) throw new A2AProblem(RPC_CODE.unsupportedOperation, error.message);
       throw error;
     }
+  }
+
+  /**
+   * An agent with sessions serves each A2A context as a conversation: the context's session
+   * (tenant from the principal, the id the principal's own), so a message in a known contextId
+   * without a taskId continues it, and no other principal's context is ever read.
+   */
+  private inConversation(options: ServedOptions, principal: string, contextId: string): ServedOptions {
+    if (this.agent.sessions === undefined || options.scope === undefined) return options;
+    return { ...options, scope: { ...options.scope, sessionId: servedSessionId(principal, contextId) } };
   }
 
   /** Runs the agent on the kept task (or its paused run's next stretch); `events` asks for the served tree's run events. */

@@ -6,6 +6,7 @@ import type { RunEventSink } from '../core/run-event.js';
 import { frameFrom } from '../core/run-frame.js';
 import { makeScope } from '../core/scope.js';
 import type { Resumption } from '../delegation/framed-child.js';
+import { SESSION_MEMORY } from '../session/session-memory.js';
 
 /** A served run's placement as the wire gave it (served-frame.ts), without its signal. */
 export type ServedOptions = Omit<RunOptions, 'signal'>;
@@ -32,5 +33,7 @@ export async function runServed(agent: SymfonicAgent, task: string, options: Ser
     traceContext: options.parentContext,
     events,
   });
-  return (await agent.runInFrame(task, { frame, accounting: undefined, outputType: undefined, resume })) as AgentResponse;
+  // A conversation served by contextId (served-handler.ts): the agent's own namespace of it, remembered.
+  const session = agent[SESSION_MEMORY](frame.scope);
+  return (await agent.runInFrame(task, { frame, accounting: undefined, outputType: undefined, resume, session })) as AgentResponse;
 }

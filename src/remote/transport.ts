@@ -4,8 +4,10 @@ import type { RemoteTaskReader } from './remote-task.js';
 /** One call's message to a remote agent, as a transport sends it. */
 export interface RemoteSend {
   task: string;
-  /** A fresh context id per call: where a task's id never arrived, the context finds it (to cancel it). */
+  /** The context the call is sent in: the call's own (its child run's id), or its caller's session's (memory 'session'). */
   contextId: string;
+  /** The message's id: the child run's, unique to the call (a context may hold many). */
+  messageId: string;
   /** The caller's headers, trace context, lineage baggage and extension activation, lower-cased. */
   headers: Readonly<Record<string, string>>;
   signal: AbortSignal;

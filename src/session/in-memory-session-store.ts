@@ -50,7 +50,8 @@ export class InMemorySessionStore implements SessionStore {
     checkKey(key);
     const messages = this.#session(key.tenantId, key.sessionId, false)?.namespaces.get(key.agent)?.messages ?? [];
     const from = Math.max(0, messages.length - options.maxMessages);
-    return messages.slice(from).map((m) => structuredClone(m));
+    // Kept frozen (deeply): handed out as they are, no copy a turn.
+    return messages.slice(from);
   }
 
   async append(key: SessionKey, turn: SessionTurn): Promise<void> {
@@ -60,7 +61,7 @@ export class InMemorySessionStore implements SessionStore {
     if (ns === undefined) session.namespaces.set(key.agent, (ns = { messages: [], appended: new Set() }));
     if (ns.appended.has(turn.rootRunId)) return;
     ns.appended.add(turn.rootRunId);
-    ns.messages.push(...turn.messages.map(storedMessage));
+    for (const m of turn.messages) ns.messages.push(deepFreeze(storedMessage(m)));
     const dropped = keepLast(ns.messages, this.#maxMessages);
     session.records.push(dropped > 0 ? { ...turn.record, droppedMessages: dropped } : { ...turn.record });
   }
@@ -88,6 +89,12 @@ export class InMemorySessionStore implements SessionStore {
     if (this.#sessions.size > this.#maxSessions) this.#sessions.delete(this.#sessions.keys().next().value!);
     return session;
   }
+}
+
+function deepFreeze(m: Message): Message {
+  if (m.toolCalls !== undefined) for (const c of m.toolCalls) Object.freeze(c);
+  if (m.toolCalls !== undefined) Object.freeze(m.toolCalls);
+  return Object.freeze(m);
 }
 
 /** One map key per tenant and session, unambiguous whatever either holds. */

@@ -1,27 +1,36 @@
 import { modelVisibleText } from '../core/redact.js';
-import { childSignal, NEVER_ABORTS, raceAbort } from '../core/signals.js';
+import { NEVER_ABORTS, raceAbort } from '../core/signals.js';
 import type { Message } from '../model/types.js';
 import { SessionError, SessionStoreUnavailableError } from './session-errors.js';
 import type { SessionMemory } from './session-memory.js';
 import { loadedMessages } from './session-messages.js';
 import type { SessionTurn } from './session-store.js';
 
+/** A store call that outlived its bound. */
+const LATE = Symbol('late');
+
 /**
- * One store call, bounded by the memory's timeoutMs (and, for a load, the run's signal): a
- * store that fails, hangs or is slower than that answers SessionStoreUnavailableError, never
- * an hour's wait. An abort of the run stays the abort it is.
+ * One store call, bounded by the memory's timeoutMs (and, for a load, raced with the run's
+ * signal, which the store is given): a store that fails, hangs or is slower than that answers
+ * SessionStoreUnavailableError, never an hour's wait. An abort of the run stays the abort it is.
+ * One timer a call and no controller (a controller and its signal cost a turn more than the
+ * in-memory store's whole work).
  */
 async function storeCall<T>(memory: SessionMemory, signal: AbortSignal, what: string, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
-  const bounded = childSignal(signal, memory.timeoutMs);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<typeof LATE>((resolve) => (timer = setTimeout(resolve, memory.timeoutMs, LATE)));
   try {
-    return await raceAbort(Promise.resolve().then(() => call(bounded.signal)), bounded.signal, `the session store's ${what}`);
+    const work = Promise.resolve().then(() => call(signal));
+    const answer = await raceAbort(Promise.race([work, late]), signal, `the session store's ${what}`);
+    if (answer !== LATE) return answer as T;
+    work.catch(() => undefined);
+    throw new SessionStoreUnavailableError(`the session store's ${what} of ${describe(memory)} took longer than sessionTimeoutMs (${memory.timeoutMs} ms).${what === 'load' ? REFUSED : ''}`);
   } catch (error) {
-    if (signal.aborted && !bounded.timedOut) throw error;
-    if (bounded.timedOut) throw new SessionStoreUnavailableError(`the session store's ${what} of ${describe(memory)} took longer than sessionTimeoutMs (${memory.timeoutMs} ms).${what === 'load' ? REFUSED : ''}`, { cause: error });
+    if (signal.aborted || error instanceof SessionStoreUnavailableError) throw error;
     const reason = error instanceof Error ? error.message : String(error);
     throw new SessionStoreUnavailableError(`the session store's ${what} of ${describe(memory)} failed: ${modelVisibleText(reason)}.${what === 'load' ? REFUSED : ''}`, { cause: error });
   } finally {
-    bounded.dispose();
+    clearTimeout(timer);
   }
 }
 

@@ -11,7 +11,6 @@ export const DEFAULT_MAX_MESSAGES_PER_SESSION = 1_000;
 
 const toolCall = z.object({ id: z.string(), name: z.string(), arguments: z.string() }).strict();
 const messageShape = { role: z.enum(['user', 'assistant', 'tool']), content: z.string(), toolCalls: z.array(toolCall).optional(), toolCallId: z.string().optional() };
-const messages = z.array(z.object(messageShape).strict());
 // Given by hand, a message may carry a vendor SDK's fields of its own: they are dropped, not refused.
 const givenMessages = z.array(z.object({ ...messageShape, toolCalls: z.array(z.object(toolCall.shape)).optional() }));
 
@@ -21,7 +20,7 @@ function cappedText(text: string): string {
   return `${text.slice(0, MAX_SESSION_MESSAGE_CHARS)}\n[symfonic cut this message as the session kept it: it was ${text.length} characters, the first ${MAX_SESSION_MESSAGE_CHARS} are above.]`;
 }
 
-/** A message as a session keeps it: plain data, its text (and its tool calls' arguments) capped. */
+/** A message as a session keeps it: plain data, its text (and its tool calls' arguments) capped, frozen (a load hands it out as it is). */
 export function storedMessage(m: Message): Message {
   const out: Message = { role: m.role, content: cappedText(m.content) };
   if (m.toolCalls !== undefined) out.toolCalls = m.toolCalls.map((c) => ({ id: c.id, name: c.name, arguments: cappedText(c.arguments) }));
@@ -29,17 +28,36 @@ export function storedMessage(m: Message): Message {
   return out;
 }
 
+/** Why `m` is not a message a model can read, or undefined when it is one. */
+function messageProblem(m: unknown): string | undefined {
+  if (typeof m !== 'object' || m === null) return 'not an object';
+  const { role, content, toolCalls, toolCallId } = m as Record<string, unknown>;
+  if (role !== 'user' && role !== 'assistant' && role !== 'tool') return `role ${JSON.stringify(role)} is not 'user', 'assistant' or 'tool'`;
+  if (typeof content !== 'string') return 'content is not a string';
+  if (toolCallId !== undefined && typeof toolCallId !== 'string') return 'toolCallId is not a string';
+  if (toolCalls === undefined) return undefined;
+  if (!Array.isArray(toolCalls)) return 'toolCalls is not an array';
+  const bad = toolCalls.findIndex((c: Record<string, unknown> | null) => typeof c?.['id'] !== 'string' || typeof c['name'] !== 'string' || typeof c['arguments'] !== 'string');
+  return bad < 0 ? undefined : `toolCalls.${bad} is not { id, name, arguments } of strings`;
+}
+
 /**
  * What a store answered to a load, checked before a model reads it: a list of messages, or a
  * refusal naming what came back. A store that answers garbage is a store that cannot be used.
+ * (A loop, not a schema: it runs on every turn, and a turn's history is its longest input.)
  */
 export function loadedMessages(store: string, answer: unknown): readonly Message[] {
-  const parsed = messages.safeParse(answer);
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  const where = issue === undefined ? '' : ` (at ${issue.path.length === 0 ? 'the top' : issue.path.join('.')}: ${issue.message})`;
+  let where: string | undefined;
+  if (!Array.isArray(answer)) where = `the top: ${answer === null ? 'null' : typeof answer}, not an array`;
+  else {
+    for (let i = 0; i < answer.length && where === undefined; i++) {
+      const problem = messageProblem(answer[i]);
+      if (problem !== undefined) where = `${i}: ${problem}`;
+    }
+  }
+  if (where === undefined) return answer as readonly Message[];
   throw new SessionStoreUnavailableError(
-    `session store ${store} answered a load with something that is not a list of messages${where}: the turn was refused before any model call. ` +
+    `session store ${store} answered a load with something that is not a list of messages (at ${where}): the turn was refused before any model call. ` +
       'A SessionStore.load must resolve to an array of { role, content, toolCalls?, toolCallId? }.',
   );
 }

@@ -33,6 +33,7 @@ const RUN = [
   'Per-role models',
   'Models from the AI SDK',
   'Structured output',
+  'Conversations',
   'Questions for the user',
   'Human in the loop',
   'Human in the loop #2',
@@ -167,6 +168,18 @@ describe('README: Structured output', () => {
     expect(lines[0]).toEqual(['approve']);
     expect(String(lines[1]![0])).toMatch(/Sub-agent "extractor" failed: OutputValidationError: [\s\S]*expected array[\s\S]*at parties/);
     expect(lines[2]![0]).toBe('child_error');
+  });
+});
+
+describe('README: Conversations', () => {
+  it('runs as written: the second turn reads the first, the remembering child its own exchange, and the turns and cost are listed', async () => {
+    const source = block('Conversations');
+    const lines = await run(source);
+    // Three calls a turn (router twice, orders once) of 400 in / 50 out at 2.5 / 10 USD per MTok.
+    const turnCost = (3 * (400 * 2.5 + 50 * 10)) / 1e6;
+    expect(lines[4]).toEqual(['completed', turnCost]);
+    expect(lines[5]!.slice(0, 2)).toEqual([2, 2 * turnCost]);
+    expectCommentsToMatch(source, lines);
   });
 });
 

@@ -148,7 +148,7 @@ describe('a session store at fault', () => {
     const agent = new SymfonicAgent({ name: 'support', modelProvider: model, sessions: faultyStore(() => Promise.resolve([{ role: 'system', content: 1 }])) });
     const error = await agent.run('hi', { scope }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SessionStoreUnavailableError);
-    expect((error as Error).message).toMatch(/not a list of messages \(at 0\.role/);
+    expect((error as Error).message).toMatch(/not a list of messages \(at 0: role "system" is not/);
     expect(model.calls).toHaveLength(0);
   });
 

@@ -1,0 +1,95 @@
+/** `symfonic tree --session` against a real Redis, run as a user runs it: the built binary. */
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MetricsCollector, RedisSessionStore, SymfonicAgent, priceTable } from '../../../src/index.js';
+import { scriptedModel } from '../../../src/testing/index.js';
+import { testRedis, uniquePrefix } from './redis-server.js';
+
+const BIN = fileURLToPath(new URL('../../../dist/cli/main.js', import.meta.url));
+
+function symfonic(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [BIN, ...args], { timeout: 20_000, env: { ...process.env, NO_COLOR: '1' } }, (error, stdout, stderr) => {
+      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+let redis: { url: string; close(): Promise<void> };
+const keyPrefix = uniquePrefix('session-cli');
+const runs: string[] = [];
+beforeAll(async () => {
+  redis = await testRedis();
+  const store = new RedisSessionStore({ url: redis.url, keyPrefix });
+  const usage = { inputTokens: 1000, outputTokens: 100 };
+  const agent = new SymfonicAgent({
+    name: 'support',
+    modelProvider: scriptedModel([{ text: 'one', usage }, new Error('provider down'), { text: 'three', usage }]),
+    sessions: store,
+    metricsCollector: new MetricsCollector({ prices: priceTable({ 'scripted-model': { inputPerMTok: 1, outputPerMTok: 10 } }) }),
+  });
+  const scope = { tenantId: 'acme', sessionId: 'chat-5' };
+  runs.push((await agent.run('first', { scope })).rootRunId);
+  await agent.run('second', { scope }).catch(() => undefined);
+  runs.push((await agent.run('third', { scope })).rootRunId);
+  await store.close();
+});
+afterAll(async () => {
+  await redis?.close();
+});
+
+describe('symfonic tree --session', () => {
+  it("lists every turn of the session, oldest first, with its status, tokens, cost and run id, and the session's totals", async () => {
+    const r = await symfonic(['tree', '--session', 'chat-5', '--tenant', 'acme', '--redis', redis.url, '--key-prefix', keyPrefix]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines).toHaveLength(4);
+    expect(lines[0]).toMatch(new RegExp(`^turn 1  completed  1100 tokens  \\$0\\.002  run ${runs[0]}`));
+    expect(lines[1]).toMatch(/^turn 2  failed  0 tokens  \$0  run /);
+    expect(lines[2]).toMatch(new RegExp(`^turn 3  completed  1100 tokens  \\$0\\.002  run ${runs[1]}`));
+    expect(lines[3]).toBe('session chat-5: 3 turns, 2200 tokens, $0.004');
+  });
+
+  it("with --jaeger draws each turn's tree from its trace under the turn's line", async () => {
+    // A real Jaeger answer for the demo's trace (test/cli/tree-jaeger-answer.json), as the trace of a turn.
+    const answer = readFileSync(new URL('../../cli/tree-jaeger-answer.json', import.meta.url), 'utf8');
+    const traceId = '6ca2f8baa0400d3376c12574a5d490e6';
+    const prefix = uniquePrefix('session-cli-jaeger');
+    const store = new RedisSessionStore({ url: redis.url, keyPrefix: prefix });
+    const usage = { inputTokens: 10, outputTokens: 1, source: 'reported' as const };
+    const record = { rootRunId: 'demo-root', traceId, agent: 'router', at: new Date(0).toISOString(), usage, totalUsage: usage, costUsd: 0, totalCostUsd: 0, status: 'completed' as const };
+    await store.append({ tenantId: 'acme', sessionId: 'demo', agent: 'router' }, { rootRunId: 'demo-root', messages: [{ role: 'user', content: 'q' }], record });
+    await store.close();
+    const jaeger = createServer((req, res) => {
+      if (req.url === `/api/v3/traces/${traceId}`) res.writeHead(200, { 'content-type': 'application/json' }).end(answer);
+      else res.writeHead(404).end('{"error":{"httpCode":404,"message":"No traces found"}}');
+    });
+    await new Promise<void>((r) => jaeger.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(jaeger.address() as AddressInfo).port}`;
+      const r = await symfonic(['tree', '--session', 'demo', '--tenant', 'acme', '--redis', redis.url, '--key-prefix', prefix, '--jaeger', url, '--width', '100']);
+      expect(r.stderr).toBe('');
+      const lines = r.stdout.trim().split('\n');
+      expect(lines[0]).toMatch(/^turn 1  completed  11 tokens  \$0  run demo-root  trace 6ca2f8baa0400d3376c12574a5d490e6/);
+      for (const agent of ['router', 'researcher', 'fact_checker', 'analyst', 'writer']) expect(r.stdout).toContain(agent);
+      expect(lines.at(-1)).toBe('session demo: 1 turn, 11 tokens, $0');
+    } finally {
+      await new Promise((r) => jaeger.close(r));
+    }
+  });
+
+  it('says what is missing: the tenant, the store, a session with no turns', async () => {
+    expect((await symfonic(['tree', '--session', 'chat-5', '--redis', redis.url])).stderr).toMatch(/--session needs --tenant T/);
+    expect((await symfonic(['tree', '--session', 'chat-5', '--tenant', 'acme'])).stderr).toMatch(/give --redis URL/);
+    const none = await symfonic(['tree', '--session', 'nope', '--tenant', 'acme', '--redis', redis.url, '--key-prefix', keyPrefix]);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/holds no turns of session "nope" of tenant "acme"/);
+    // Another tenant's equal session id is another session.
+    expect((await symfonic(['tree', '--session', 'chat-5', '--tenant', 'globex', '--redis', redis.url, '--key-prefix', keyPrefix])).stderr).toMatch(/holds no turns/);
+  });
+});
