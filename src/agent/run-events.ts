@@ -1,5 +1,5 @@
 import { modelVisibleText } from '../core/redact.js';
-import type { RunEmitter, RunEventBody, RunEventSink } from '../core/run-event.js';
+import type { EndedDelegation, RunEmitter, RunEventBody, RunEventSink } from '../core/run-event.js';
 import type { RunFrame } from '../core/run-frame.js';
 import type { RunFigures } from '../accounting/accounting.js';
 import type { DelegationOutcome } from '../observability/attributes.js';
@@ -110,11 +110,11 @@ export class EventHub implements RunEventSink {
     this.consumer = consumer;
   }
 
-  open(frame: RunFrame, agent: string, resumed: boolean): RunEmitter {
+  open(frame: RunFrame, agent: string, resumed: boolean, ended?: readonly EndedDelegation[]): RunEmitter {
     if (this.rootRunId === undefined) this.rootRunId = frame.runId;
     this.openRuns++;
     const emitter = new Emitter(this, frame, agent);
-    emitter.emit({ type: resumed ? 'run.resumed' : 'run.started' });
+    emitter.emit(!resumed ? { type: 'run.started' } : ended !== undefined && ended.length > 0 ? { type: 'run.resumed', delegations: ended } : { type: 'run.resumed' });
     return emitter;
   }
 
@@ -227,8 +227,13 @@ function stamp(l: Omit<RunEventLineage, 'seq' | 'timeMs'>, seq: number, timeMs: 
       return { runId, rootRunId, parentRunId, sessionId, agent, depth, seq, timeMs, type: b.type, errorType: b.errorType, message: b.message };
     case 'run.suspended':
       return { runId, rootRunId, parentRunId, sessionId, agent, depth, seq, timeMs, type: b.type, interruptions: b.interruptions };
-    case 'run.resumed':
-      return { runId, rootRunId, parentRunId, sessionId, agent, depth, seq, timeMs, type: b.type };
+    case 'run.resumed': {
+      const e: Extract<RunEvent, { type: 'run.resumed' }> = { runId, rootRunId, parentRunId, sessionId, agent, depth, seq, timeMs, type: b.type };
+      if (b.delegations !== undefined) {
+        e.delegations = b.delegations.map((d) => ({ ...d, costUsd: roundUsd(d.costUsd) }));
+      }
+      return e;
+    }
     default:
       // A body type added to RunEventBody without a case here still arrives whole.
       return Object.assign({ runId, rootRunId, parentRunId, sessionId, agent, depth, seq, timeMs }, b as RunEventBody<DelegationOutcome>) as RunEvent;

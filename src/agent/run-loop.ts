@@ -1,6 +1,7 @@
 import { BudgetExceededError, MaxTurnsExceededError, SnapshotError, abortErrorFrom } from '../core/errors.js';
 import type { Decision, Decisions, Interruption } from '../core/interruption.js';
 import { isPromise } from '../core/promise.js';
+import { endedDelegation } from '../core/run-event.js';
 import { instructionsFor, parseOutput } from '../core/structured-output.js';
 import type { Message, ModelResponse, ToolCall } from '../model/types.js';
 import { PausedCall } from '../snapshot/paused-call.js';
@@ -34,7 +35,7 @@ function openRun(core: AgentCore, start: RunStart): RunState {
     const instructions = promptSchema ? instructionsFor(core.instructions, start.outputType!) : core.instructions;
     const state = new RunState(core, start, span, sets, instructions);
     state.account = accounting.open(frame, core.name, state, resumed?.figures);
-    state.events = frame.events?.open(frame, core.name, resumed !== undefined);
+    state.events = frame.events?.open(frame, core.name, resumed !== undefined, resumed?.delegations?.map(endedDelegation));
     if (resumed !== undefined) {
       state.messages.push(...resumed.messages);
       state.turns = resumed.turns;

@@ -5,6 +5,7 @@
  */
 import type { Interruption } from '../core/interruption.js';
 import { wrapText } from './fit.js';
+import { symfonicCommand } from './invocation.js';
 import type { Style } from './style.js';
 
 /** A suspension written down: where, how large, and what it waits on. */
@@ -44,7 +45,7 @@ export function suspensionLines(w: WrittenSuspension, st: Style, width: number):
   lines.push(...indented(`wrote ${w.file} (${w.bytes.toLocaleString('en-US')} bytes, signed) and ${w.traceFile}`, width, '', '  '));
   lines.push('resume it, in this process or any other:');
   const decides = w.interruptions.map((i) => `--decide ${i.id}=${VERB[i.kind]}`);
-  const parts = [`symfonic demo --resume ${shellWord(w.file)}`, ...decides];
+  const parts = [`${symfonicCommand()} demo --resume ${shellWord(w.file)}`, ...decides];
   parts.forEach((p, k) => lines.push(`${k === 0 ? '  ' : '    '}${p}${k < parts.length - 1 ? ' \\' : ''}`));
   if (w.interruptions.some((i) => i.kind === 'approval')) {
     lines.push(...indented("or decline with --decide 'ID=decline:REASON' (the model reads why); --approve-all approves every approval", width, '', ''));

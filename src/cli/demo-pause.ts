@@ -10,6 +10,7 @@ import type { RunSnapshot } from '../snapshot/run-snapshot.js';
 import type { SpanRecord } from '../trace/span-records.js';
 import type { WrittenSuspension } from './demo-pause-report.js';
 import type { PauseSettings } from './demo-pause-settings.js';
+import { symfonicCommand } from './invocation.js';
 import { decisionsFor, readEarlierSpans, readSnapshotFile, traceFileOf, writeSuspension, writeTrace } from './demo-snapshot-file.js';
 
 /** A resume, ready to go: the checked snapshot, a decision for each of its interruptions, and the spans of the stretches before. */
@@ -49,5 +50,5 @@ export function settlePause(p: PauseSettings, response: AgentResponse | undefine
   const traceFile = traceFileOf(p.resumeFile);
   writeTrace(traceFile, spans);
   rmSync(p.resumeFile, { force: true });
-  return { done: `removed ${p.resumeFile}, as a snapshot resumes once; the whole trace is in ${traceFile} (symfonic tree draws it)` };
+  return { done: `removed ${p.resumeFile}, as a snapshot resumes once; the whole trace is in ${traceFile} (${symfonicCommand()} tree ${traceFile} draws it)` };
 }

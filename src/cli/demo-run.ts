@@ -12,6 +12,7 @@ import { InputError, UsageError } from './args.js';
 import type { DemoSettings } from './demo.js';
 import { DEMO_LARGE, DEMO_QUESTION, DEMO_SMALL, demoPrices, demoTeam } from './demo-team.js';
 import { joinFitting, terminalWidth, wrapText } from './fit.js';
+import { traceLinkLines } from './jaeger-link.js';
 import { jsonRunNode } from './json-tree.js';
 import { demoObserver } from './demo-live.js';
 import { openResume, settlePause, type Paused } from './demo-pause.js';
@@ -145,7 +146,7 @@ export async function runDemo(s: DemoSettings): Promise<number> {
       process.stderr.write(`symfonic demo: could not export spans to ${tracing.tracesUrl}: ${exportError} (spans were dropped)\n`);
       code = 1;
     } else {
-      info(`${st.dim('jaeger')} ${s.jaegerUrl}/trace/${tree.traceId}`);
+      for (const line of await traceLinkLines(s.jaegerUrl, tree.traceId, st, width)) info(line);
     }
   }
   if (failure !== undefined) {

@@ -97,9 +97,13 @@ export class EventTree {
         if (run) Object.assign(run, { state: 'paused', endMs: e.timeMs });
         return;
       case 'run.resumed':
-        // Seen by a listener of the resumed tree only (agent.resume's onEvent): the run starts here.
         if (run) Object.assign(run, { state: 'running', endMs: undefined });
-        else this.start(event);
+        else {
+          // Seen by a listener of the resumed tree only (agent.resume's onEvent): the run starts
+          // here, with the children it had finished before the pause.
+          this.start(event);
+          this.keepEnded(event as Extract<RunEvent, { type: 'run.resumed' }>);
+        }
         return;
       case 'run.finished': {
         const f = event as Extract<RunEvent, { type: 'run.finished' }>;
@@ -127,6 +131,25 @@ export class EventTree {
     });
     this.rootId ??= e.runId;
     if (e.parentRunId !== null) this.runs.get(e.parentRunId)?.children.push(e.runId);
+  }
+
+  /**
+   * The children a resumed run had finished before it paused, from its run.resumed: each a run
+   * that ended at the resume (its times are the other process's), with its subtree's figures. The
+   * record holds no split of them, so the subtree's stand for the child's own.
+   */
+  private keepEnded(e: Extract<RunEvent, { type: 'run.resumed' }>): void {
+    const parent = this.runs.get(e.runId)!;
+    for (const d of e.delegations ?? []) {
+      parent.delegations.push({ child: d.child, outcome: d.outcome, childRunId: d.childRunId });
+      if (d.childRunId === null || this.runs.has(d.childRunId)) continue;
+      this.runs.set(d.childRunId, {
+        agent: d.child, runId: d.childRunId, parentRunId: e.runId, rootRunId: e.rootRunId, depth: e.depth + 1,
+        startMs: e.timeMs, endMs: e.timeMs, status: d.outcome === 'delegated' ? 'ok' : 'error', state: undefined,
+        own: figures(d.usage), costUsd: d.costUsd, total: { usage: figures(d.usage), costUsd: d.costUsd }, delegations: [], children: [],
+      });
+      parent.children.push(d.childRunId);
+    }
   }
 
   /** The tree as the renderer reads it: runs still going end at `now`, subtree figures summed so far. No recursion. */

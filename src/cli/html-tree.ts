@@ -26,12 +26,34 @@ export const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ESCAPES[c]
 const sum = (u: { inputTokens: number; outputTokens: number }) => u.inputTokens + u.outputTokens;
 const pct = (x: number) => `${(Math.round(x * 10000) / 100).toFixed(2)}%`;
 
-function barOf(n: TimedRunNode, root: TimedRunNode): string {
+/** Where a stretch of the root's time sits on the track, as CSS percentages. */
+function placed(startMs: number, endMs: number, root: TimedRunNode, minWidth: number): string {
   const total = Math.max(root.endMs - root.startMs, 1e-3);
-  const left = Math.min(1, Math.max(0, (n.startMs - root.startMs) / total));
-  const width = Math.min(1 - left, Math.max(0.004, (n.endMs - n.startMs) / total));
-  const title = `starts at +${formatMs(n.startMs - root.startMs)}, takes ${formatMs(n.endMs - n.startMs)}`;
-  return `<div class="track"><div class="bar ${n.status === 'error' ? 'failed' : n.state ?? 'ok'}" style="left:${pct(left)};width:${pct(width)}" title="${escapeHtml(title)}"></div></div>`;
+  const left = Math.min(1, Math.max(0, (startMs - root.startMs) / total));
+  const width = Math.min(1 - left, Math.max(minWidth, (endMs - startMs) / total));
+  return `left:${pct(left)};width:${pct(width)}`;
+}
+
+const waitedMs = (n: TimedRunNode) => (n.pauses ?? []).reduce((ms, p) => ms + (p.endMs - p.startMs), 0);
+
+/** How long the run worked, and apart from that how long it waited paused. */
+function timeCell(n: TimedRunNode): string {
+  const waited = waitedMs(n);
+  if (waited === 0) return escapeHtml(formatMs(n.endMs - n.startMs));
+  return `${escapeHtml(formatMs(n.endMs - n.startMs - waited))} <span class="waited" title="paused, waiting for a decision">+ ${escapeHtml(formatMs(waited))} paused</span>`;
+}
+
+/**
+ * A run's bar on the root's time track. A run that waited for a decision between a suspension and
+ * its resume has each wait drawn over its bar as a pause (hatched, with its length), not as work.
+ */
+function barOf(n: TimedRunNode, root: TimedRunNode): string {
+  const waited = waitedMs(n);
+  const took = `takes ${formatMs(n.endMs - n.startMs)}${waited > 0 ? `, of which paused ${formatMs(waited)}` : ''}`;
+  const title = `starts at +${formatMs(n.startMs - root.startMs)}, ${took}`;
+  const bar = `<div class="bar ${n.status === 'error' ? 'failed' : n.state ?? 'ok'}" style="${placed(n.startMs, n.endMs, root, 0.004)}" title="${escapeHtml(title)}"></div>`;
+  const pauses = (n.pauses ?? []).map((p) => `<div class="pause" style="${placed(p.startMs, p.endMs, root, 0)}" title="${escapeHtml(`paused ${formatMs(p.endMs - p.startMs)}, waiting for a decision`)}"></div>`);
+  return `<div class="track">${bar}${pauses.join('')}</div>`;
 }
 
 function rowHtml(r: Row, root: TimedRunNode, hasChildren: boolean): string {
@@ -47,7 +69,7 @@ function rowHtml(r: Row, root: TimedRunNode, hasChildren: boolean): string {
     : `<td class="run" title="${escapeHtml(n.runId)}">${escapeHtml(shortRunId(n.runId))}</td>` +
       `<td class="num">${formatTokens(sum(n.usage))}</td><td class="num">${formatTokens(sum(n.totalUsage))}</td>` +
       `<td class="num">${escapeHtml(formatCost(n.costUsd))}</td><td class="num">${escapeHtml(formatCost(n.totalCostUsd))}</td>` +
-      `<td class="num">${escapeHtml(formatMs(n.endMs - n.startMs))}</td><td class="time">${barOf(n, root)}</td>`;
+      `<td class="num">${timeCell(n)}</td><td class="time">${barOf(n, root)}</td>`;
   const data = `data-depth="${r.depth}"${n === null ? '' : ` data-run-id="${escapeHtml(n.runId)}"`}`;
   return `<tr class="row ${n === null ? 'leaf' : 'run'}" ${data}>${name}<td><span class="outcome ${kind}">${escapeHtml(r.outcome)}</span></td>${figures}</tr>`;
 }
@@ -106,6 +128,8 @@ td.time, th.time { width: 35%; min-width: 12em; }
 .track { position: relative; height: .9em; background: var(--line); border-radius: .2em; }
 .bar { position: absolute; top: 0; bottom: 0; border-radius: .2em; background: var(--running); min-width: 2px; }
 .bar.failed { background: var(--failed); } .bar.paused { background: var(--paused); }
+.waited { color: var(--paused); white-space: nowrap; }
+.pause { position: absolute; top: 0; bottom: 0; border: 1px dashed var(--paused); box-sizing: border-box; background: repeating-linear-gradient(135deg, transparent 0 .25em, var(--line) .25em .5em); }
 tr.hidden { display: none; }
 `;
 

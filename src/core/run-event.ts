@@ -1,3 +1,4 @@
+import type { DelegationRecordOf } from './delegation-record.js';
 import type { Interruption } from './interruption.js';
 import type { RunFrame } from './run-frame.js';
 import type { Usage } from './usage.js';
@@ -36,7 +37,19 @@ export type RunEventBody<Outcome extends string = string> =
   | { type: 'run.finished'; usage: Usage; totalUsage: Usage; costUsd: number | null; totalCostUsd: number | null }
   | { type: 'run.failed'; errorType: string; message: string }
   | { type: 'run.suspended'; interruptions: readonly Interruption[] }
-  | { type: 'run.resumed' };
+  | { type: 'run.resumed'; delegations?: readonly EndedDelegation<Outcome>[] };
+
+/**
+ * A run_agent call a resumed run had ended before it paused, as its run.resumed carries it: a
+ * listener of the resumed tree alone sees those children (and their figures) though their runs
+ * reported before the pause, in another process perhaps.
+ */
+export type EndedDelegation<Outcome extends string = string> = Pick<DelegationRecordOf<Outcome>, 'child' | 'childRunId' | 'outcome' | 'usage' | 'costUsd'>;
+
+/** A delegation record as run.resumed carries it: not its output (a child's answer may be large, and no picture needs it). */
+export function endedDelegation<Outcome extends string>(d: DelegationRecordOf<Outcome>): EndedDelegation<Outcome> {
+  return { child: d.child, childRunId: d.childRunId, outcome: d.outcome, usage: d.usage, costUsd: d.costUsd };
+}
 
 /** One run's way into its tree's event stream. Its run.finished, run.failed or run.suspended is its last event: later ones are dropped. */
 export interface RunEmitter {
@@ -48,8 +61,11 @@ export interface RunEmitter {
  * so inherited by every child the runtime places. A run opens its emitter as it starts.
  */
 export interface RunEventSink {
-  /** Opens a run's emitter, with its first event: run.started, or run.resumed for a run going on from a snapshot. */
-  open(frame: RunFrame, agent: string, resumed: boolean): RunEmitter;
+  /**
+   * Opens a run's emitter, with its first event: run.started, or run.resumed for a run going on
+   * from a snapshot (with the delegations it had ended, `ended`, when there were any).
+   */
+  open(frame: RunFrame, agent: string, resumed: boolean, ended?: readonly EndedDelegation[]): RunEmitter;
 }
 
 /**
@@ -63,9 +79,9 @@ export class TeeSink implements RunEventSink {
     private readonly second: RunEventSink,
   ) {}
 
-  open(frame: RunFrame, agent: string, resumed: boolean): RunEmitter {
-    const a = this.first.open(frame, agent, resumed);
-    const b = this.second.open(frame, agent, resumed);
+  open(frame: RunFrame, agent: string, resumed: boolean, ended?: readonly EndedDelegation[]): RunEmitter {
+    const a = this.first.open(frame, agent, resumed, ended);
+    const b = this.second.open(frame, agent, resumed, ended);
     return { emit: (body) => (a.emit(body), b.emit(body)) };
   }
 }

@@ -1,4 +1,4 @@
-import type { RunEmitter, RunEventBody, RunEventSink } from '../core/run-event.js';
+import type { EndedDelegation, RunEmitter, RunEventBody, RunEventSink } from '../core/run-event.js';
 import type { RunFrame } from '../core/run-frame.js';
 
 /** One run event of a served tree as it crosses the wire: its run's lineage, the time, and its body. */
@@ -12,7 +12,7 @@ export type WireEvent = Readonly<Record<string, unknown>>;
 export class ServedEvents implements RunEventSink {
   constructor(private readonly push: (event: WireEvent) => void) {}
 
-  open(frame: RunFrame, agent: string, resumed: boolean): RunEmitter {
+  open(frame: RunFrame, agent: string, resumed: boolean, endedCalls?: readonly EndedDelegation[]): RunEmitter {
     const { runId, rootRunId, parentRunId, depth } = frame;
     let ended = false;
     const emit = (body: RunEventBody) => {
@@ -20,7 +20,7 @@ export class ServedEvents implements RunEventSink {
       ended = body.type === 'run.finished' || body.type === 'run.failed' || body.type === 'run.suspended';
       this.push({ runId, rootRunId, parentRunId, agent, depth, timeMs: Date.now(), ...body });
     };
-    emit(resumed ? { type: 'run.resumed' } : { type: 'run.started' });
+    emit(!resumed ? { type: 'run.started' } : endedCalls !== undefined && endedCalls.length > 0 ? { type: 'run.resumed', delegations: endedCalls } : { type: 'run.resumed' });
     return { emit };
   }
 }

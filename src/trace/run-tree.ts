@@ -33,6 +33,11 @@ export interface TimedRunNode extends RunNode {
   totalCostUsd: number | null;
   /** Not ended: still running (a live picture), or paused by an interruption until resumed. */
   state?: 'running' | 'paused';
+  /**
+   * The stretches a run that suspended and was resumed spent waiting (from its suspended span's
+   * end to its resumed span's start), in order: a wait for a decision is not work.
+   */
+  pauses?: readonly { startMs: number; endMs: number }[];
   children: TimedRunNode[];
 }
 
@@ -141,11 +146,14 @@ function runNodeOf(s: SpanRecord): TimedRunNode {
 /**
  * One run of two spans: a run that suspended and was resumed has a span per stretch, under one
  * run id. It is drawn once, from its first start to its last end, with the figures and state of
- * its last stretch (a resumed run's figures continue from the snapshot).
+ * its last stretch (a resumed run's figures continue from the snapshot), and the wait between the
+ * stretches kept as a pause.
  */
 function stretched(a: TimedRunNode, b: TimedRunNode): TimedRunNode {
   const [first, last] = a.endMs <= b.endMs ? [a, b] : [b, a];
-  return { ...last, startMs: Math.min(first.startMs, last.startMs) };
+  const wait = first.state === 'paused' && last.startMs > first.endMs ? [{ startMs: first.endMs, endMs: last.startMs }] : [];
+  const pauses = [...(first.pauses ?? []), ...wait, ...(last.pauses ?? [])];
+  return { ...last, startMs: Math.min(first.startMs, last.startMs), ...(pauses.length > 0 ? { pauses } : {}) };
 }
 
 /** The RunNode shape of the public contract, without timing fields. */

@@ -13,7 +13,7 @@ import { SubAgentSpec, SymfonicAgent } from '../../src/index.js';
 import { startTelemetry } from '../../src/telemetry/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
 import { distStaleness } from '../support/dist.js';
-import { allNodes, barColumns, find, otlpReceiver, ROOT, runCli, traceIdsIn, type CliResult, type JsonRunNode } from './helpers.js';
+import { allNodes, barColumns, find, htmlServer, JAEGER_UI_PAGE, otlpReceiver, ROOT, runCli, traceIdsIn, type CliResult, type JsonRunNode } from './helpers.js';
 
 const DEMO_AGENTS = ['router', 'researcher', 'fact_checker', 'archivist', 'analyst', 'writer'];
 const TRACE_LINE = /^trace ([0-9a-f]{32})$/m;
@@ -153,12 +153,13 @@ describe.concurrent('symfonic demo', () => {
 
   it('--otlp exports the same trace to the receiver and prints its Jaeger link', async () => {
     const receiver = await otlpReceiver();
+    const ui = await htmlServer(JAEGER_UI_PAGE);
     try {
-      const r = await runCli(['demo', '--otlp', receiver.url]);
+      const r = await runCli(['demo', '--otlp', receiver.url, '--jaeger-url', ui.url]);
       expect(r.stderr).toBe('');
       expect(r.code).toBe(0);
       const traceId = TRACE_LINE.exec(r.stdout)![1]!;
-      expect(r.stdout).toContain(`jaeger http://localhost:16686/trace/${traceId}`);
+      expect(r.stdout).toContain(`jaeger ${ui.url}/trace/${traceId}`);
       expect(receiver.requests.length).toBeGreaterThan(0);
       expect(receiver.requests.every((q) => q.path === '/v1/traces')).toBe(true);
       const bodies = receiver.requests.map((q) => q.body).join('\n');
@@ -166,22 +167,23 @@ describe.concurrent('symfonic demo', () => {
       for (const agent of DEMO_AGENTS.filter((a) => a !== 'archivist')) expect(bodies).toContain(`invoke_agent ${agent}`);
       expect(bodies).toContain('refused_depth');
     } finally {
-      await receiver.close();
+      await Promise.all([receiver.close(), ui.close()]);
     }
   });
 
   it('--otlp with --json keeps stdout to the JSON and puts the link (with --jaeger-url) on stderr', async () => {
     const receiver = await otlpReceiver();
+    const ui = await htmlServer(JAEGER_UI_PAGE);
     try {
-      const r = await runCli(['demo', '--json', '--otlp', `${receiver.url}/v1/traces`, '--jaeger-url', 'http://jaeger.internal:16686/']);
+      const r = await runCli(['demo', '--json', '--otlp', `${receiver.url}/v1/traces`, '--jaeger-url', `${ui.url}/`]);
       expect(r.code).toBe(0);
       const root = JSON.parse(r.stdout) as JsonRunNode;
       const exported = receiver.requests.flatMap((q) => [...traceIdsIn(q.body)]);
       expect(exported).toHaveLength(1);
-      expect(r.stderr.trim()).toBe(`jaeger http://jaeger.internal:16686/trace/${exported[0]}`);
+      expect(r.stderr.trim()).toBe(`jaeger ${ui.url}/trace/${exported[0]}`);
       expect(receiver.requests.map((q) => q.body).join('')).toContain(root.runId);
     } finally {
-      await receiver.close();
+      await Promise.all([receiver.close(), ui.close()]);
     }
   });
 

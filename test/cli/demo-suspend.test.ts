@@ -39,7 +39,11 @@ const rowOf = (text: string, agent: string) => text.split('\n').find((l) => new 
 /** A run's short id as the picture shows it (the column after the agent). */
 const shortId = (text: string, agent: string) => /^[│├└─ ]*\S+\s+([0-9a-f]{8})\s/.exec(rowOf(text, agent))?.[1];
 
-/** The command the suspension prints under "resume it, …", as arguments after `symfonic` (these file names need no quoting). */
+/**
+ * The command the suspension prints under "resume it, …", as arguments after the program (these
+ * file names need no quoting). The program is named the way the test started it: runCli runs
+ * `node dist/cli/main.js` (test/cli/front-door covers `npx symfonic` under npm).
+ */
 function printedResume(text: string): string[] {
   const lines = text.split('\n');
   const at = lines.findIndex((l) => l.startsWith('resume it,'));
@@ -49,8 +53,8 @@ function printedResume(text: string): string[] {
     if (!line.endsWith('\\')) break;
   }
   const words = command.join(' ').split(/\s+/);
-  expect(words.slice(0, 2)).toEqual(['symfonic', 'demo']);
-  return words.slice(1);
+  expect(words.slice(0, 3)).toEqual(['node', 'dist/cli/main.js', 'demo']);
+  return words.slice(2);
 }
 
 describe('demo --suspend, then --resume in another process, as text', () => {
@@ -169,7 +173,7 @@ describe('a resume that cannot go on is exit 2, names the problem, and leaves th
     foreign = f;
     // What a person reads fits 80 columns, save the resume command: a command is not broken
     // (its file name is as long as the directory it was given).
-    const wide = r.stderr.split('\n').filter((l) => l.length > 80 && !l.startsWith('  symfonic demo --resume '));
+    const wide = r.stderr.split('\n').filter((l) => l.length > 80 && !l.startsWith('  node dist/cli/main.js demo --resume '));
     expect(wide).toEqual([]);
   });
 

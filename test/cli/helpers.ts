@@ -18,7 +18,8 @@ export interface CliResult {
 export function runCli(args: string[], options: { input?: string; env?: Record<string, string | undefined> } = {}): Promise<CliResult> {
   const env: NodeJS.ProcessEnv = { ...process.env, ...options.env };
   // The OTel SDK reads these; a developer's shell must not change what the tests see.
-  for (const k of ['OTEL_SDK_DISABLED', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_SERVICE_NAME', 'NO_COLOR', 'FORCE_COLOR', 'COLUMNS']) {
+  // npm_command: set under `npm test`, it would make the commands the CLI suggests read `npx symfonic`.
+  for (const k of ['OTEL_SDK_DISABLED', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_SERVICE_NAME', 'NO_COLOR', 'FORCE_COLOR', 'COLUMNS', 'npm_command']) {
     if (!(options.env && k in options.env)) delete env[k];
   }
   for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
@@ -65,6 +66,19 @@ export async function otlpReceiver(): Promise<{ url: string; requests: ReceivedR
     requests,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+/** The head of a Jaeger UI's index page (jaeger-ui/packages/jaeger-ui/index.html). */
+export const JAEGER_UI_PAGE = '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Jaeger UI</title></head><body><div id="jaeger-ui-root"></div></body></html>';
+/** What a Jaeger built without the UI assets (the one `npm run stack` builds) serves at the same address. */
+export const JAEGER_PLACEHOLDER_PAGE = '<!DOCTYPE html><html lang="en"><title>Test Page</title><body><h1>This is not the Jaeger UI you are looking for!</h1></body></html>';
+
+/** A loopback server answering every GET with `html`: a Jaeger UI's index page, or the placeholder of a Jaeger built without it. */
+export async function htmlServer(html: string): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(html));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
 
 /** What `--json` prints: the RunNode of the public contract, parsed. */

@@ -92,3 +92,43 @@ describe('a resumed tree', () => {
     expect(checkLineage(twice).map((p) => p.invariant)).toContain('unique-run-ids');
   });
 });
+
+describe('the live tree of a resume alone', () => {
+  /** A boss that has a helper answer first, then delegates to a cashier whose payment needs approval. */
+  function helperThenCashier() {
+    const pay = defineTool({ name: 'pay', description: 'Pays.', input: z.object({ amount: z.number() }), needsApproval: true, execute: async () => 'paid' });
+    const model = scriptedModel([
+      { toolCalls: [{ name: 'run_agent', arguments: { name: 'helper', task: 'look up the price' } }] },
+      { text: 'It costs 5.', usage: { inputTokens: 30, outputTokens: 7 } },
+      { toolCalls: [{ name: 'run_agent', arguments: { name: 'cashier', task: 'pay 5' } }] },
+      { toolCalls: [{ name: 'pay', arguments: { amount: 5 } }] },
+      'Paid 5.',
+      'All paid.',
+    ]);
+    return new SymfonicAgent({
+      name: 'boss',
+      modelProvider: model,
+      subAgents: [new SubAgentSpec({ name: 'helper', description: 'Helps.' }), new SubAgentSpec({ name: 'cashier', description: 'Pays.', tools: [pay] })],
+    });
+  }
+
+  it('keeps the child that finished before the pause, with its figures, and counts every run (issue 34)', async () => {
+    const boss = helperThenCashier();
+    const first = await boss.run('pay', { scope: { tenantId: 'acme' } });
+    expect(first.status).toBe('suspended');
+    const sink = { text: '' };
+    // Only the resume is listened to, as a second process would.
+    const onEvent = liveTree({ write: (t) => void (sink.text += t), width: 120 });
+    const done = await boss.resume(first.snapshot!, { decisions: { [first.interruptions[0]!.id]: { approve: true } }, onEvent });
+    onEvent.close();
+    expect(done.status).toBe('completed');
+    const last = sink.text.slice(sink.text.lastIndexOf('boss '));
+    expect(last).toMatch(/^├─ helper .* delegated$/m);
+    expect(last).toMatch(/^└─ cashier .* delegated$/m);
+    expect(last).toMatch(/\b3 runs\b/);
+    // The helper's row carries what its tree spent, as the boss's delegation record has it.
+    const helper = done.delegations.find((d) => d.child === 'helper')!;
+    expect(helper.usage.inputTokens + helper.usage.outputTokens).toBe(37);
+    expect(last.split('\n').find((l) => l.startsWith('├─ helper '))).toMatch(/\b37\b/);
+  });
+});

@@ -190,6 +190,12 @@ export async function drawn(): Promise<RunTreeNode | undefined> {
   return renderRunEvents(agent.stream('q'), { write: (text) => void text, live: false });
 }
 
+// What test/foundation/package.test.ts compiled on its own before: the handles and types of each entry.
+export const handle: { shutdown(): Promise<void> } = startTelemetry({ serviceName: 's' });
+export const nodes: RunNode[] = recordTelemetry().tree();
+export const literal: Usage = { inputTokens: 1, outputTokens: 2, source: 'reported' };
+export const pending: Promise<AgentResponse> = agent.run('q', { scope: { tenantId: 't' } });
+
 // The declarations are real types, not any: each line below must be an error.
 // @ts-expect-error unknown option
 new SymfonicAgent({ name: 'a', modelProvider: scriptedModel(['x']), nope: 1 });

@@ -119,10 +119,16 @@ export function promised(source: string): string[] {
 /** A printed line as console.log renders it. */
 export const rendered = (args: unknown[]): string => format(...args);
 
+/** What each entry point's types are when a user compiles against the package: the built declarations. */
+const DECLARATIONS: Record<string, string> = Object.fromEntries(Object.entries(ENTRY_POINTS).map(([spec, file]) => [spec, file.replace(/^src\//, 'dist/').replace(/\.ts$/, '.d.ts')]));
+
 /**
  * Type-checks each block as its own module in a scratch package, with the repository's compiler
- * options and 'symfonic' resolving to src/ as the published types would: a wrong name, a missing
- * import or an undefined variable is a diagnostic. Returns the diagnostics as text, per block.
+ * options and 'symfonic' resolving to the built declarations (dist/, as a user's project
+ * resolves the published ones): a wrong name, a missing import or an undefined variable is a
+ * diagnostic. Returns the diagnostics as text, per block. Only the blocks are checked: src/ is
+ * checked by the build that wrote those declarations and by npm run typecheck, and checking it
+ * again here cost more than a minute per call on a loaded two-core machine.
  */
 export function typeCheck(blocks: readonly Block[]): Record<string, string[]> {
   const scratch = scratchDir('readme-types');
@@ -143,15 +149,21 @@ export function typeCheck(blocks: readonly Block[]): Record<string, string[]> {
       rootDir: undefined,
       outDir: undefined,
       typeRoots: [join(ROOT, 'node_modules/@types')],
-      paths: Object.fromEntries(Object.entries(ENTRY_POINTS).map(([spec, file]) => [spec, [join(ROOT, file)]])),
+      paths: Object.fromEntries(Object.entries(DECLARATIONS).map(([spec, file]) => [spec, [join(ROOT, file)]])),
     };
     const program = ts.createProgram([...files.keys()], options);
     const byBlock: Record<string, string[]> = Object.fromEntries(blocks.map((b) => [b.key, []]));
-    for (const d of ts.getPreEmitDiagnostics(program)) {
+    const mine = program.getSourceFiles().filter((f) => files.has(f.fileName));
+    const diagnostics = [
+      ...program.getOptionsDiagnostics(),
+      ...program.getGlobalDiagnostics(),
+      ...mine.flatMap((f) => [...program.getSyntacticDiagnostics(f), ...program.getSemanticDiagnostics(f)]),
+    ];
+    for (const d of diagnostics) {
       const text = ts.flattenDiagnosticMessageText(d.messageText, '\n');
       const key = d.file ? files.get(d.file.fileName) : undefined;
       const where = d.file && d.start !== undefined ? `line ${d.file.getLineAndCharacterOfPosition(d.start).line + 1}: ` : '';
-      // A diagnostic outside the blocks (in src/) is reported too: the blocks cannot be trusted to compile.
+      // A diagnostic of no block (the options, a global) is reported too: the blocks cannot be trusted to compile.
       (byBlock[key ?? `(outside the blocks) ${d.file?.fileName ?? ''}`] ??= []).push(where + text);
     }
     return byBlock;

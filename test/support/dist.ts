@@ -1,26 +1,15 @@
-import { execSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    const path = join(dir, e.name);
-    if (e.isDirectory()) return sourceFiles(path);
-    return e.name.endsWith('.ts') && !e.name.endsWith('.d.ts') ? [path] : [];
-  });
-}
+// The check npm run demo and npm run bench use too (scripts/build.mjs): one definition of "current".
+const builder: string = '../../scripts/build.mjs';
+const { distStaleness: staleness } = (await import(builder)) as { distStaleness(root?: string): string | null };
 
-/** Why dist/ does not reflect src/, or null when every source file has an output at least as new. */
+/** Why dist/ does not reflect src/ and the tsconfig files, or null when it does. */
 export function distStaleness(): string | null {
-  for (const src of sourceFiles(join(ROOT, 'src'))) {
-    const out = join(ROOT, 'dist', relative(join(ROOT, 'src'), src)).replace(/\.ts$/, '.js');
-    if (!existsSync(out)) return `${relative(ROOT, out)} is missing`;
-    if (statSync(out).mtimeMs < statSync(src).mtimeMs) return `${relative(ROOT, src)} is newer than its build`;
-  }
-  return null;
+  return staleness(ROOT);
 }
 
 /**
@@ -32,7 +21,7 @@ export function buildIfStale(): void {
   const why = distStaleness();
   if (why === null) return;
   try {
-    execSync('npm run build', { cwd: ROOT, stdio: 'pipe', timeout: 120_000 });
+    execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: ROOT, stdio: 'pipe', timeout: 300_000 });
   } catch (error) {
     const e = error as { stdout?: Buffer; stderr?: Buffer };
     throw new Error(`npm run build failed (dist was stale: ${why}):\n${String(e.stdout ?? '')}${String(e.stderr ?? '')}`);
