@@ -12,6 +12,7 @@ import type { AgentCore } from './agent-core.js';
 import { askUserTool } from './ask-user-tool.js';
 import { FrameworkConfig } from './framework-config.js';
 import { agentSpanAttributes } from './run-span.js';
+import { snapshotPolicy } from '../snapshot/snapshot-policy.js';
 
 /** The agent's tools and those its capabilities contribute, with no name twice: the model calls tools by name. */
 function allTools(name: string, own: readonly Tool[], capabilities: readonly Capability[]): Tool[] {
@@ -66,7 +67,7 @@ export function assembleCore(parts: AgentParts): { core: AgentCore; tools: reado
     // The default ledger for a root given none: the collector, the one Accounting symfonic ships.
     privateAccounting: () => (own ??= new MetricsCollector()),
     logger,
-    snapshotKey: parts.snapshotKey,
+    snapshots: snapshotPolicy(name, parts),
     // From the run_agent tool itself, so tools composed by hand (no capability) close their state too.
     delegationContext: delegationContextOf(tools.find((t) => t.name === 'run_agent')),
     roster: rosterOfTool(tools.find((t) => t.name === 'run_agent')),

@@ -26,8 +26,10 @@ import { type RunOptions } from './run-options.js';
 import { callerStart, doorStart, listenerErrorReporter, resumeStart } from './run-start.js';
 import type { ResumeOptions } from './resume-options.js';
 import type { RunSnapshot } from '../snapshot/run-snapshot.js';
+import type { EncryptedSnapshot } from '../snapshot/snapshot-cipher.js';
+import type { SnapshotOptions } from '../snapshot/snapshot-policy.js';
 
-export interface SymfonicAgentOptions {
+export interface SymfonicAgentOptions extends SnapshotOptions {
   name: string;
   modelProvider: ModelProvider;
   instructions?: string;
@@ -38,8 +40,6 @@ export interface SymfonicAgentOptions {
   config?: FrameworkConfig;
   metricsCollector?: MetricsCollector;
   logger?: Logger;
-  /** Signs the snapshots of this agent's suspended trees (HMAC-SHA256); resume then takes only snapshots it signed. */
-  snapshotKey?: string;
 }
 
 
@@ -133,12 +133,8 @@ export class SymfonicAgent implements FramedChild {
    * tenant and trace, its spend continuing from the snapshot. `decisions` answer every
    * interruption by id; the snapshot and the decisions are checked before anything runs.
    */
-  resume<T = unknown>(snapshot: RunSnapshot | string, options: ResumeOptions): Promise<AgentResponse<T>> {
-    try {
-      return executeRun(this.#core, '', resumeStart(this.#core, snapshot, options)) as Promise<AgentResponse<T>>;
-    } catch (error) {
-      return Promise.reject(error);
-    }
+  resume<T = unknown>(snapshot: RunSnapshot | EncryptedSnapshot | string, options: ResumeOptions): Promise<AgentResponse<T>> {
+    return resumeStart(this.#core, snapshot, options).then((start) => executeRun(this.#core, '', start)) as Promise<AgentResponse<T>>;
   }
 
   /** The child door: runs `task` as the child its delegator placed (see FramedChild). */

@@ -9,6 +9,7 @@ import type { Decision, Decisions } from '../core/interruption.js';
 import { waitsOf } from '../agent/run-suspension.js';
 import { checkSignature, readSnapshot } from '../snapshot/snapshot-codec.js';
 import type { RunSnapshot, WaitingInterruption } from '../snapshot/run-snapshot.js';
+import type { EncryptedSnapshot } from '../snapshot/snapshot-cipher.js';
 import type { SpanRecord } from '../trace/span-records.js';
 import { InputError } from './args.js';
 import type { PauseSettings } from './demo-pause-settings.js';
@@ -30,7 +31,7 @@ const problem = (error: NodeJS.ErrnoException) =>
   error.code === 'ENOENT' ? 'no such file' : error.code === 'EISDIR' ? 'it is a directory' : error.code === 'EACCES' ? 'permission denied' : error.message;
 
 /** Writes the snapshot and the trace so far; returns the snapshot's size in bytes. */
-export function writeSuspension(file: string, snapshot: RunSnapshot, spans: readonly SpanRecord[]): number {
+export function writeSuspension(file: string, snapshot: RunSnapshot | EncryptedSnapshot, spans: readonly SpanRecord[]): number {
   const text = JSON.stringify(snapshot);
   try {
     writeFileSync(file, text);
