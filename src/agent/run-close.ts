@@ -3,7 +3,7 @@ import type { Interruption } from '../core/interruption.js';
 import { RunFailure, type RunFigures, type Spent } from '../core/run-outcome.js';
 import type { RunWait } from '../snapshot/run-snapshot.js';
 import { SNAPSHOT_VERSION, type RunSnapshot, type SuspendedRun } from '../snapshot/run-snapshot.js';
-import type { EncryptedSnapshot } from '../snapshot/snapshot-cipher.js';
+import type { EncryptedSnapshot } from '../snapshot/snapshot-options.js';
 import { sealRootSnapshot } from '../snapshot/snapshot-policy.js';
 import { ATTR } from '../observability/attributes.js';
 import type { AgentResponse } from './agent-response.js';

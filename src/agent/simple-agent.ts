@@ -17,8 +17,7 @@ import { executeRun } from './run-loop.js';
 import { callerStart, doorStart, resumeStart } from './run-start.js';
 import type { ResumeOptions } from './resume-options.js';
 import type { RunSnapshot } from '../snapshot/run-snapshot.js';
-import type { EncryptedSnapshot } from '../snapshot/snapshot-cipher.js';
-import type { SnapshotOptions } from '../snapshot/snapshot-policy.js';
+import type { EncryptedSnapshot, SnapshotOptions } from '../snapshot/snapshot-options.js';
 
 export { OutputValidationError } from '../core/structured-output.js';
 

@@ -26,8 +26,7 @@ import { type RunOptions } from './run-options.js';
 import { callerStart, doorStart, listenerErrorReporter, resumeStart } from './run-start.js';
 import type { ResumeOptions } from './resume-options.js';
 import type { RunSnapshot } from '../snapshot/run-snapshot.js';
-import type { EncryptedSnapshot } from '../snapshot/snapshot-cipher.js';
-import type { SnapshotOptions } from '../snapshot/snapshot-policy.js';
+import type { EncryptedSnapshot, SnapshotOptions } from '../snapshot/snapshot-options.js';
 
 export interface SymfonicAgentOptions extends SnapshotOptions {
   name: string;

@@ -9,7 +9,7 @@ import type { Decision, Decisions } from '../core/interruption.js';
 import { waitsOf } from '../agent/run-suspension.js';
 import { checkSignature, readSnapshot } from '../snapshot/snapshot-codec.js';
 import type { RunSnapshot, WaitingInterruption } from '../snapshot/run-snapshot.js';
-import type { EncryptedSnapshot } from '../snapshot/snapshot-cipher.js';
+import type { EncryptedSnapshot } from '../snapshot/snapshot-options.js';
 import type { SpanRecord } from '../trace/span-records.js';
 import { InputError } from './args.js';
 import type { PauseSettings } from './demo-pause-settings.js';

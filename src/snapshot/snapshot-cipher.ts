@@ -1,17 +1,7 @@
 import { createCipheriv, createDecipheriv, createSecretKey, KeyObject, randomBytes } from 'node:crypto';
 import { SnapshotError } from '../core/errors.js';
+import type { EncryptedSnapshot } from './snapshot-options.js';
 
-/**
- * A snapshot encrypted with the agent's `snapshotEncryptionKey` (AES-256-GCM): opaque text to
- * whoever stores it. `enc` is the ciphertext of the (signed) snapshot's JSON, `iv` its 12-byte
- * nonce and `tag` its 16-byte authentication tag, all base64. `v` is this envelope's version.
- */
-export interface EncryptedSnapshot {
-  readonly v: 1;
-  readonly enc: string;
-  readonly iv: string;
-  readonly tag: string;
-}
 
 const ALGORITHM = 'aes-256-gcm';
 /** Binds the ciphertext to its purpose: the same key used for other data yields nothing that opens as a snapshot. */

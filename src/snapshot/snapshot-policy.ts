@@ -4,7 +4,8 @@ import { checked } from '../core/options.js';
 import type { Logger } from '../observability/logger.js';
 import { isResumeStore, type ResumeStore } from './resume-store.js';
 import type { RunSnapshot } from './run-snapshot.js';
-import { decryptSnapshot, encryptSnapshot, encryptionKeyOf, ENCRYPTION_KEY_HINT, isEncrypted, type EncryptedSnapshot } from './snapshot-cipher.js';
+import { decryptSnapshot, encryptSnapshot, encryptionKeyOf, ENCRYPTION_KEY_HINT, isEncrypted } from './snapshot-cipher.js';
+import type { EncryptedSnapshot, SnapshotEncryptionKey, SnapshotOptions } from './snapshot-options.js';
 import { canonicalJson, checkSignature, readSnapshot, sealSnapshot, snapshotValue } from './snapshot-codec.js';
 
 /** How an agent writes the snapshots of its suspended trees, and which it resumes. */
@@ -22,28 +23,11 @@ export interface SnapshotPolicy {
 /** The agent options that make the policy, each checked with its fix named. */
 export const snapshotOptionParts = {
   snapshotKey: checked<string>((k) => typeof k === 'string' && k.length >= 16, 'snapshotKey must be a secret string of at least 16 characters (it signs snapshots with HMAC-SHA256).').optional(),
-  snapshotEncryptionKey: checked<string | Uint8Array | KeyObject>((k) => encryptionKeyOf(k) !== undefined, ENCRYPTION_KEY_HINT).optional(),
+  snapshotEncryptionKey: checked<SnapshotEncryptionKey>((k) => encryptionKeyOf(k) !== undefined, ENCRYPTION_KEY_HINT).optional(),
   unsignedSnapshots: checked<boolean>((v) => typeof v === 'boolean', 'unsignedSnapshots must be true or false.').optional(),
   resumeStore: checked<ResumeStore>(isResumeStore, 'resumeStore must be a ResumeStore ({ claim(snapshotId) }), e.g. new InMemoryResumeStore().').optional(),
 };
 
-/** The options both agent classes take for the snapshots of their suspended trees. */
-export interface SnapshotOptions {
-  /** Signs snapshots (HMAC-SHA256); resume then takes only snapshots it signed. */
-  snapshotKey?: string;
-  /**
-   * Encrypts snapshots (AES-256-GCM), so whoever stores them reads nothing: 32 bytes as a Buffer,
-   * 64 hex characters, base64, or a secret KeyObject. Resume then takes only snapshots it encrypted.
-   */
-  snapshotEncryptionKey?: string | Uint8Array | KeyObject;
-  /**
-   * Resume snapshots nobody can check (no key): whoever stored one could have changed it, so each
-   * approval must then carry its interruption's `inputDigest`. Without a key, resume refuses unless this is true.
-   */
-  unsignedSnapshots?: boolean;
-  /** Claims each resumed snapshot, so a second resume of it is refused (e.g. new InMemoryResumeStore()). */
-  resumeStore?: ResumeStore;
-}
 
 export function snapshotPolicy(agent: string, options: { readonly [K in keyof SnapshotOptions]?: SnapshotOptions[K] | undefined }): SnapshotPolicy {
   const cipher = options.snapshotEncryptionKey === undefined ? undefined : encryptionKeyOf(options.snapshotEncryptionKey);
