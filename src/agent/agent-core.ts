@@ -6,7 +6,7 @@ import type { ModelProvider, ToolDefinition } from '../model/types.js';
 import type { Tool } from '../tool/define-tool.js';
 import type { FrameworkConfig } from './framework-config.js';
 import type { AgentSpanAttributes } from './run-span.js';
-import type { SnapshotPolicy } from '../snapshot/snapshot-policy.js';
+import type { SnapshotPolicy } from '../snapshot/snapshot-options.js';
 
 /** What the loop reads of an agent: fixed at construction, shared by all its runs. */
 export interface AgentCore {

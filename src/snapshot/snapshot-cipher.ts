@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, createSecretKey, KeyObject, randomBytes } from 'node:crypto';
 import { SnapshotError } from '../core/errors.js';
-import type { EncryptedSnapshot } from './snapshot-options.js';
+import type { EncryptedSnapshot, SnapshotCipher } from './snapshot-options.js';
 
 
 const ALGORITHM = 'aes-256-gcm';
@@ -24,7 +24,7 @@ export function encryptionKeyOf(key: unknown): KeyObject | undefined {
   return undefined;
 }
 
-export function encryptSnapshot(text: string, key: KeyObject): EncryptedSnapshot {
+function encryptSnapshot(text: string, key: KeyObject): EncryptedSnapshot {
   const iv = randomBytes(12);
   const cipher = createCipheriv(ALGORITHM, key, iv).setAAD(AAD);
   const enc = Buffer.concat([cipher.update(text, 'utf8'), cipher.final()]);
@@ -39,10 +39,7 @@ export function isEncrypted(value: unknown): boolean {
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /** The snapshot's JSON text, decrypted with `key`: a wrong key, an altered ciphertext or a malformed envelope is a SnapshotError. */
-export function decryptSnapshot(value: object, key: KeyObject | undefined, agent: string): string {
-  if (key === undefined) {
-    throw new SnapshotError(`the snapshot is encrypted, and agent "${agent}" has no snapshotEncryptionKey to open it with: construct it with the key that encrypted it.`);
-  }
+function decryptSnapshot(value: object, key: KeyObject, agent: string): string {
   const { v, enc, iv, tag, ...rest } = value as Record<string, unknown>;
   const fields = [enc, iv, tag];
   if (v !== 1 || Object.keys(rest).length > 0 || !fields.every((f) => typeof f === 'string' && BASE64.test(f))) {
@@ -57,4 +54,9 @@ export function decryptSnapshot(value: object, key: KeyObject | undefined, agent
   } catch {
     throw new SnapshotError(`the encrypted snapshot does not open with agent "${agent}"'s snapshotEncryptionKey: it was altered after it was written, or encrypted with another key. It is not resumed.`);
   }
+}
+
+/** The cipher of one key: the key stays in this closure, out of every object a caller can print. */
+export function cipherOf(key: KeyObject): SnapshotCipher {
+  return { encrypt: (text) => encryptSnapshot(text, key), open: (value, agent) => decryptSnapshot(value, key, agent) };
 }

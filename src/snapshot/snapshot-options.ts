@@ -33,3 +33,22 @@ export interface EncryptedSnapshot {
   readonly iv: string;
   readonly tag: string;
 }
+
+/** Encrypts and opens snapshots with one key (snapshot-cipher.ts): what the policy holds, the key kept inside. */
+export interface SnapshotCipher {
+  encrypt(text: string): EncryptedSnapshot;
+  /** The snapshot's JSON text; a wrong key or an edited ciphertext is a SnapshotError. */
+  open(value: object, agent: string): string;
+}
+
+/** How an agent writes the snapshots of its suspended trees, and which it resumes (snapshot-policy.ts). */
+export interface SnapshotPolicy {
+  /** HMAC-SHA256 key: snapshots are signed, and only ones it signed resume. */
+  readonly key: string | undefined;
+  /** AES-256-GCM: snapshots are encrypted (and so authenticated), and only ones it encrypted resume. */
+  readonly cipher: SnapshotCipher | undefined;
+  /** The application asked for snapshots nobody can check (`unsignedSnapshots: true`). */
+  readonly unsigned: boolean;
+  /** Where resumed snapshots are claimed, so each resumes once. */
+  readonly resumeStore: ResumeStore | undefined;
+}

@@ -1,24 +1,13 @@
-import { createHash, randomUUID, type KeyObject } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { ConfigurationError, SnapshotError } from '../core/errors.js';
 import { checked } from '../core/options.js';
 import type { Logger } from '../observability/logger.js';
 import { isResumeStore, type ResumeStore } from './resume-store.js';
 import type { RunSnapshot } from './run-snapshot.js';
-import { decryptSnapshot, encryptSnapshot, encryptionKeyOf, ENCRYPTION_KEY_HINT, isEncrypted } from './snapshot-cipher.js';
-import type { EncryptedSnapshot, SnapshotEncryptionKey, SnapshotOptions } from './snapshot-options.js';
+import { cipherOf, encryptionKeyOf, ENCRYPTION_KEY_HINT, isEncrypted } from './snapshot-cipher.js';
+import type { EncryptedSnapshot, SnapshotEncryptionKey, SnapshotOptions, SnapshotPolicy } from './snapshot-options.js';
 import { canonicalJson, checkSignature, readSnapshot, sealSnapshot, snapshotValue } from './snapshot-codec.js';
 
-/** How an agent writes the snapshots of its suspended trees, and which it resumes. */
-export interface SnapshotPolicy {
-  /** HMAC-SHA256 key: snapshots are signed, and only ones it signed resume. */
-  readonly key: string | undefined;
-  /** AES-256-GCM key: snapshots are encrypted (and so authenticated), and only ones it encrypted resume. */
-  readonly cipher: KeyObject | undefined;
-  /** The application asked for snapshots nobody can check (`unsignedSnapshots: true`). */
-  readonly unsigned: boolean;
-  /** Where resumed snapshots are claimed, so each resumes once. */
-  readonly resumeStore: ResumeStore | undefined;
-}
 
 /** The agent options that make the policy, each checked with its fix named. */
 export const snapshotOptionParts = {
@@ -30,7 +19,8 @@ export const snapshotOptionParts = {
 
 
 export function snapshotPolicy(agent: string, options: { readonly [K in keyof SnapshotOptions]?: SnapshotOptions[K] | undefined }): SnapshotPolicy {
-  const cipher = options.snapshotEncryptionKey === undefined ? undefined : encryptionKeyOf(options.snapshotEncryptionKey);
+  const key = options.snapshotEncryptionKey === undefined ? undefined : encryptionKeyOf(options.snapshotEncryptionKey);
+  const cipher = key === undefined ? undefined : cipherOf(key);
   if (options.unsignedSnapshots === true && (options.snapshotKey !== undefined || cipher !== undefined)) {
     throw new ConfigurationError(
       `agent "${agent}": unsignedSnapshots: true says its snapshots go unchecked, and ${options.snapshotKey !== undefined ? 'snapshotKey' : 'snapshotEncryptionKey'} says they are checked: give one or the other.`,
@@ -59,7 +49,7 @@ const warned = new WeakSet<SnapshotPolicy>();
  */
 export function sealRootSnapshot(policy: SnapshotPolicy, snapshot: RunSnapshot, logger: Logger): RunSnapshot | EncryptedSnapshot {
   const sealed = sealSnapshot({ ...snapshot, id: randomUUID() }, policy.key);
-  if (policy.cipher !== undefined) return encryptSnapshot(JSON.stringify(sealed), policy.cipher);
+  if (policy.cipher !== undefined) return policy.cipher.encrypt(JSON.stringify(sealed));
   if (!isChecked(policy) && !policy.unsigned && !warned.has(policy)) {
     warned.add(policy);
     logger.warn({ agent: snapshot.agent }, `agent "${snapshot.agent}" suspended with no snapshotKey: resume refuses its snapshots until you ${FIXES}`);
@@ -75,12 +65,19 @@ export function sealRootSnapshot(policy: SnapshotPolicy, snapshot: RunSnapshot, 
 export function openSnapshot(policy: SnapshotPolicy, input: unknown, agent: string): RunSnapshot {
   if (!isChecked(policy) && !policy.unsigned) throw new ConfigurationError(`agent "${agent}" cannot tell whether a snapshot was changed since it was written: ${FIXES}. Nothing was run.`);
   let value = snapshotValue(input);
-  if (isEncrypted(value)) value = snapshotValue(decryptSnapshot(value, policy.cipher, agent));
+  if (isEncrypted(value)) value = snapshotValue(openEncrypted(value, policy, agent));
   else if (policy.cipher !== undefined) throw new SnapshotError(`agent "${agent}" has a snapshotEncryptionKey, and this snapshot is not encrypted: only snapshots it encrypted resume.`);
   const snapshot = readSnapshot(value);
   if (snapshot.agent !== agent) throw new SnapshotError(`this snapshot is of agent "${snapshot.agent}", not "${agent}": resume it on an agent of that name and roster.`);
   checkSignature(snapshot, policy.key, agent);
   return snapshot;
+}
+
+function openEncrypted(value: object, policy: SnapshotPolicy, agent: string): string {
+  if (policy.cipher === undefined) {
+    throw new SnapshotError(`the snapshot is encrypted, and agent "${agent}" has no snapshotEncryptionKey to open it with: construct it with the key that encrypted it.`);
+  }
+  return policy.cipher.open(value, agent);
 }
 
 /** The id a resumeStore claims: the snapshot's own, else (a snapshot written without one) a digest of its content. */
