@@ -59,7 +59,8 @@ function chain(depth, approval, snapshotKey = /** @type {string | undefined} */ 
       modelProvider: model,
       metricsCollector: collector,
       subAgents: [new SubAgent({ name: `level${level + 1}`, agent, description: 'The next level down.' })],
-      ...(level === 0 && snapshotKey !== undefined ? { snapshotKey } : {}),
+      // Unsigned unless a key is given: the application says so, and binds each approval to its input.
+      ...(level === 0 ? (snapshotKey !== undefined ? { snapshotKey } : { unsignedSnapshots: true }) : {}),
     });
   }
   const forget = () => {
@@ -77,7 +78,7 @@ async function suspendAndResume(root) {
   const paused = await root.run('Handle ticket 9.', { scope });
   if (paused.status !== 'suspended' || paused.interruptions.length !== 1) throw new Error(`resume bench: the run did not suspend (${paused.status})`);
   const text = JSON.stringify(paused.snapshot);
-  const done = await root.resume(text, { decisions: { [paused.interruptions[0].id]: { approve: true } } });
+  const done = await root.resume(text, { decisions: { [paused.interruptions[0].id]: { approve: true, inputDigest: paused.interruptions[0].inputDigest } } });
   if (done.status !== 'completed') throw new Error(`resume bench: the resumed run did not complete (${done.status})`);
   return done;
 }

@@ -13,6 +13,7 @@ import type { AgentCore } from './agent-core.js';
 import { askUserTool } from './ask-user-tool.js';
 import { FrameworkConfig } from './framework-config.js';
 import { agentSpanAttributes } from './run-span.js';
+import { snapshotPolicy } from '../snapshot/snapshot-policy.js';
 import type { AgentSessions } from '../session/session-memory.js';
 
 /** A load or append slower than this is unavailable: the turn is refused (or its append reported), never waited on for long. */
@@ -84,7 +85,7 @@ export function assembleCore(parts: AgentParts): { core: AgentCore; tools: reado
     // The default ledger for a root given none: the collector, the one Accounting symfonic ships.
     privateAccounting: () => (own ??= new MetricsCollector()),
     logger,
-    snapshotKey: parts.snapshotKey,
+    snapshots: snapshotPolicy(name, parts),
     // From the run_agent tool itself, so tools composed by hand (no capability) close their state too.
     delegationContext: delegationContextOf(tools.find((t) => t.name === 'run_agent')),
     roster: rosterOfTool(tools.find((t) => t.name === 'run_agent')),

@@ -7,6 +7,7 @@ import type { Tool } from '../tool/define-tool.js';
 import type { FrameworkConfig } from './framework-config.js';
 import type { AgentSpanAttributes } from './run-span.js';
 import type { AgentSessions } from '../session/session-memory.js';
+import type { SnapshotPolicy } from '../snapshot/snapshot-options.js';
 
 /** What the loop reads of an agent: fixed at construction, shared by all its runs. */
 export interface AgentCore {
@@ -31,8 +32,8 @@ export interface AgentCore {
   readonly invokeSpanName: string;
   readonly chatSpanName: string;
   readonly spanAttributes: AgentSpanAttributes;
-  /** The key snapshots of this agent's suspended trees are signed with, and checked against on resume. */
-  readonly snapshotKey: string | undefined;
+  /** How snapshots of this agent's suspended trees are signed, encrypted and claimed, and which resume. */
+  readonly snapshots: SnapshotPolicy;
   /** The roster of the agent's run_agent tool, if it delegates: what a snapshot's children are checked against. */
   readonly roster: DelegationRoster | undefined;
   /** Per-run delegation state of the agent's run_agent tool, closed as each run ends. */

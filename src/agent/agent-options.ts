@@ -5,6 +5,7 @@ import type { ModelProvider } from '../model/types.js';
 import { isLogger, type Logger } from '../observability/logger.js';
 import type { Capability } from '../tool/capability.js';
 import { isTool, NAME_PATTERN, type Tool } from '../tool/define-tool.js';
+import { snapshotOptionParts } from '../snapshot/snapshot-policy.js';
 import { FrameworkConfig } from './framework-config.js';
 import type { SessionStore } from '../session/session-store.js';
 import type { CompactHistory } from '../session/session-memory.js';
@@ -29,9 +30,11 @@ const parts = {
     (cs) => Array.isArray(cs) && cs.every((c: Partial<Capability> | null) => typeof c?.name === 'string' && typeof c.contribute === 'function'),
     'capabilities must be an array, each with a name and a contribute() method.',
   ).optional(),
+  // How snapshots of suspended trees are written and which resume (src/snapshot/snapshot-policy.ts).
+  ...snapshotOptionParts,
 };
 
-/** The facade's options: a model, instructions and tools; no scope, no depth, by design. */
+/** The facade's options: a model, instructions, tools and how its snapshots are kept; no scope, no depth, by design. */
 export const facadeOptionsSchema = z.object(parts).strict();
 
 const isSessionStore = (s: unknown): boolean => {
@@ -56,7 +59,6 @@ export const agentOptionsSchema = z
     config: checked<FrameworkConfig>((c) => c instanceof FrameworkConfig, 'config must be a FrameworkConfig: new FrameworkConfig({ agent: { maxTurns: 5 } }).').optional(),
     metricsCollector: checked<Accounting>(isAccounting, 'metricsCollector must be a MetricsCollector (or another Accounting: { id, open(frame, agentName) }).').optional(),
     logger: checked<Logger>(isLogger, "logger must be a pino logger (or any object with pino's child, isLevelEnabled, error, warn, info, debug).").optional(),
-    snapshotKey: checked<string>((k) => typeof k === 'string' && k.length >= 16, 'snapshotKey must be a secret string of at least 16 characters (it signs snapshots with HMAC-SHA256).').optional(),
     sessions: checked<SessionStore>(isSessionStore, 'sessions must be a SessionStore ({ load, append, turns, clear }), e.g. new InMemorySessionStore() or new RedisSessionStore({ url }).').optional(),
     history: historySchema.optional(),
     sessionTimeoutMs: z.int('sessionTimeoutMs must be a whole number of milliseconds').positive('sessionTimeoutMs must be above 0').optional(),

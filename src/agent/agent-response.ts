@@ -1,6 +1,7 @@
 import type { Interruption } from '../core/interruption.js';
 import type { Receipt } from '../core/run-outcome.js';
 import type { RunSnapshot } from '../snapshot/run-snapshot.js';
+import type { EncryptedSnapshot } from '../snapshot/snapshot-options.js';
 import type { ChildOutcome } from '../delegation/framed-child.js';
 import type { DelegationRecord } from '../delegation/delegation-record.js';
 import type { Usage } from '../core/usage.js';
@@ -20,8 +21,11 @@ export interface AgentResponse<T = unknown> extends Omit<ChildOutcome, 'suspensi
   status: 'completed' | 'suspended';
   /** Every interruption the tree waits on, with its lineage; empty when completed. */
   interruptions: readonly Interruption[];
-  /** Set on a suspended root's response: the tree written down as plain JSON data. */
-  snapshot: RunSnapshot | null;
+  /**
+   * Set on a suspended root's response: the tree written down as plain JSON data, or, for an
+   * agent with a snapshotEncryptionKey, that data encrypted (`{ v, enc, iv, tag }`).
+   */
+  snapshot: RunSnapshot | EncryptedSnapshot | null;
   /** The trace id of the run's span (the same across a suspension); null when tracing is off. */
   traceId: string | null;
   /** The conversation this run is a turn of (its scope's sessionId); null outside one. */

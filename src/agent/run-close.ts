@@ -5,7 +5,8 @@ import { RunFailure, type RunFigures, type Spent } from '../core/run-outcome.js'
 import { loggableError } from '../core/redact.js';
 import type { RunWait } from '../snapshot/run-snapshot.js';
 import { SNAPSHOT_VERSION, type RunSnapshot, type SuspendedRun } from '../snapshot/run-snapshot.js';
-import { sealSnapshot } from '../snapshot/snapshot-codec.js';
+import type { EncryptedSnapshot } from '../snapshot/snapshot-options.js';
+import { sealRootSnapshot } from '../snapshot/snapshot-policy.js';
 import { ATTR } from '../observability/attributes.js';
 import type { AgentResponse } from './agent-response.js';
 import { EventHub, runFailed, runFinished } from './run-events.js';
@@ -75,12 +76,12 @@ export function closeRun(run: RunState, exit: Exit, figures: RunFigures, started
   return response;
 }
 
-function snapshotOf(run: RunState, suspended: SuspendedRun): RunSnapshot {
+function snapshotOf(run: RunState, suspended: SuspendedRun): RunSnapshot | EncryptedSnapshot {
   const snapshot: { -readonly [K in keyof RunSnapshot]: RunSnapshot[K] } = { version: SNAPSHOT_VERSION, agent: run.core.name, run: suspended };
   // A root's sink is its hub (run-start.ts): where its tree's events were numbered.
   const events = run.frame.events;
   if (events instanceof EventHub && events.lastSeq > 0) snapshot.seq = events.lastSeq;
   const given = givenAgainOf(run);
   if (given !== undefined) snapshot.givenAgain = given;
-  return sealSnapshot(snapshot, run.core.snapshotKey);
+  return sealRootSnapshot(run.core.snapshots, snapshot, run.core.logger);
 }

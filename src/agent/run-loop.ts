@@ -1,3 +1,4 @@
+import { modelVisibleText } from '../core/redact.js';
 import { BudgetExceededError, MaxTurnsExceededError, SnapshotError, abortErrorFrom } from '../core/errors.js';
 import type { Decision, Decisions, Interruption } from '../core/interruption.js';
 import { isPromise } from '../core/promise.js';
@@ -59,7 +60,8 @@ function resumeOf(state: Exclude<CallState, { result: string }>, decisions: Deci
   const d = decisions[state.wait.id] as Decision;
   if ('answer' in d) return { content: d.answer, ok: true };
   if ('approve' in d && d.approve) return { approved: true };
-  const reason = 'reason' in d && d.reason ? ` The reason given: ${d.reason}` : '';
+  // A person's reason reaches the model as an error text does: cut, and with no secret in it.
+  const reason = 'reason' in d && d.reason ? ` The reason given: ${modelVisibleText(d.reason)}` : '';
   const what = state.wait.kind === 'question' ? 'The user declined to answer.' : 'The user declined this call, so it did not run.';
   return { content: `${what}${reason}`, ok: false };
 }

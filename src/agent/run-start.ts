@@ -1,7 +1,7 @@
 import { context as otelContext, trace } from '@opentelemetry/api';
 import { ConfigurationError, SnapshotError } from '../core/errors.js';
 import { makeScope } from '../core/scope.js';
-import { checkSignature, readSnapshot } from '../snapshot/snapshot-codec.js';
+import { claimSnapshot, isChecked, openSnapshot } from '../snapshot/snapshot-policy.js';
 import { checkRoster } from './resume-roster.js';
 import { checkDecisions } from './run-suspension.js';
 import { newRunId } from '../core/ids.js';
@@ -136,20 +136,21 @@ export function listenerErrorReporter(core: AgentCore): (error: unknown, count: 
 }
 
 /**
- * A suspended tree going on: the snapshot read and checked (version, agent, signature, roster,
- * decisions) before anything runs, and the root's frame rebuilt from it, wired anew here. Its
+ * A suspended tree going on: the snapshot opened and checked (encryption, version, agent,
+ * signature, roster, decisions) and claimed in the agent's resumeStore before anything runs, and the root's frame rebuilt from it, wired anew here. Its
  * span continues the suspended one's trace.
  */
-export function resumeStart(core: AgentCore, input: unknown, options: ResumeOptions, hub?: EventHub): RunStart {
+export async function resumeStart(core: AgentCore, input: unknown, options: ResumeOptions, hub?: EventHub): Promise<RunStart> {
   const given = readResumeOptions(options);
-  const snapshot = readSnapshot(input);
-  if (snapshot.agent !== core.name) throw new SnapshotError(`this snapshot is of agent "${snapshot.agent}", not "${core.name}": resume it on an agent of that name and roster.`);
-  checkSignature(snapshot, core.snapshotKey, core.name);
+  const snapshot = openSnapshot(core.snapshots, input, core.name);
   const run = snapshot.run;
   if (run.place === undefined) throw new SnapshotError('the snapshot\'s root run does not say where it stands in its tree (its "place"): it is not a snapshot this code wrote.');
   checkRoster(core, run);
-  const decisions = checkDecisions(run, given.decisions);
+  // Unchecked snapshots bind an approval to its input only through the digest the decision carries.
+  const decisions = checkDecisions(run, given.decisions, { digestsRequired: !isChecked(core.snapshots) });
   checkGivenAgain(core.name, snapshot, given, core.accounting !== undefined);
+  // Last of the checks: a resume refused by any of them has not used the snapshot up.
+  await claimSnapshot(core.snapshots, snapshot, core.name);
   const request = readRunOptions({ ...(given.signal ? { signal: given.signal } : {}), ...(given.onEvent ? { onEvent: given.onEvent } : {}), ...(given.askUser ? { askUser: given.askUser } : {}) });
   if (hub !== undefined && request.onEvent !== undefined) hub.listen(request.onEvent);
   const place = run.place;

@@ -5,6 +5,8 @@ import type { RunFigures } from '../core/run-outcome.js';
 import type { Message, ToolCall } from '../model/types.js';
 import type { RunWait, SuspendedRun, WaitingInterruption } from '../snapshot/run-snapshot.js';
 import type { RunState } from './run-state.js';
+import { inputDigest } from '../snapshot/input-digest.js';
+import { checkDigests, preview } from './approval-digests.js';
 
 /** What a run hands up when it suspends: where it stands, and every interruption of its subtree. */
 export interface Suspension {
@@ -26,6 +28,7 @@ function lineage(run: RunState): Pick<Interruption, 'runId' | 'rootRunId' | 'par
 export function toolWait(run: RunState, call: ToolCall, index: number, kind: 'approval' | 'question', detail: { input?: unknown; question?: string }): { wait: WaitingInterruption; interruption: Interruption } {
   const id = interruptionId(run, index);
   const interruption: Interruption = { id, kind, ...lineage(run), tool: call.name, callId: call.id, ...detail };
+  if (kind === 'approval') (interruption as { inputDigest?: string }).inputDigest = inputDigest(call.name, call.arguments);
   return { wait: { id, kind }, interruption };
 }
 
@@ -81,6 +84,9 @@ export function waitsOf(root: SuspendedRun): Map<string, WaitingInterruption> {
   return found;
 }
 
+/** Ids named in one error at most. */
+const LISTED = 10;
+
 const FITS: Record<WaitingInterruption['kind'], (d: Decision) => boolean> = {
   approval: (d) => 'approve' in d,
   question: (d) => 'answer' in d || ('approve' in d && d.approve === false),
@@ -88,7 +94,7 @@ const FITS: Record<WaitingInterruption['kind'], (d: Decision) => boolean> = {
 };
 
 const EXPECTED: Record<WaitingInterruption['kind'], string> = {
-  approval: '{ approve: true } or { approve: false, reason? }',
+  approval: '{ approve: true } (with the interruption\'s inputDigest, to bind it) or { approve: false, reason? }',
   question: '{ answer: string } or { approve: false, reason? }',
   budget: '{ retry: true } or { approve: false }',
 };
@@ -98,34 +104,46 @@ function isDecision(d: unknown): d is Decision {
   const o = d as Record<string, unknown>;
   // A key set to undefined is a key not given, as TypeScript's optional `reason?` lets it be written.
   const keys = Object.keys(o).filter((k) => o[k] !== undefined);
-  if ('approve' in o) return (o.approve === true && keys.length === 1) || (o.approve === false && keys.every((k) => k === 'approve' || (k === 'reason' && typeof o.reason === 'string')));
+  if ('approve' in o) {
+    if (o.approve === true) return keys.every((k) => k === 'approve' || (k === 'inputDigest' && typeof o.inputDigest === 'string'));
+    return o.approve === false && keys.every((k) => k === 'approve' || (k === 'reason' && typeof o.reason === 'string'));
+  }
   if ('answer' in o) return typeof o.answer === 'string' && keys.length === 1;
   if ('retry' in o) return o.retry === true && keys.length === 1;
   return false;
 }
 
+/** How each id is named in an error, at most LISTED of them, each cut: a hostile map of 200k long ids makes a short message. */
+function listIds(ids: readonly string[]): string {
+  const shown = ids.slice(0, LISTED).map((i) => JSON.stringify(i.length > 80 ? `${i.slice(0, 80)}…` : i));
+  return ids.length > LISTED ? `${shown.join(', ')} and ${ids.length - LISTED} more` : shown.join(', ');
+}
+
 /**
  * Checks the decisions answer exactly the tree's interruptions, each with a decision of its kind,
  * before anything runs: a missing one would leave a branch waiting for nobody, an unknown one is a
- * decision someone believes was applied.
+ * decision someone believes was applied. An approval that carries an `inputDigest` must carry the
+ * digest of the call as the snapshot holds it (what the approver was shown is what runs); with
+ * `digestsRequired` (a snapshot nobody can check), every approval must carry one.
  */
-export function checkDecisions(root: SuspendedRun, decisions: unknown): Decisions {
+export function checkDecisions(root: SuspendedRun, decisions: unknown, rules: { digestsRequired?: boolean } = {}): Decisions {
   if (typeof decisions !== 'object' || decisions === null || Array.isArray(decisions)) {
     throw new ConfigurationError('resume needs { decisions: { [interruptionId]: decision } }: one decision for each interruption of response.interruptions.');
   }
   const waits = waitsOf(root);
   const given = decisions as Record<string, unknown>;
-  const missing = [...waits.keys()].filter((id) => !(id in given));
+  const missing = [...waits.keys()].filter((id) => !Object.hasOwn(given, id));
   const unknown = Object.keys(given).filter((id) => !waits.has(id));
   if (missing.length > 0 || unknown.length > 0) {
-    const parts = [missing.length > 0 ? `no decision for ${missing.map((i) => `"${i}"`).join(', ')}` : '', unknown.length > 0 ? `decisions for ${unknown.map((i) => `"${i}"`).join(', ')}, which this snapshot does not wait on` : ''];
+    const parts = [missing.length > 0 ? `no decision for ${listIds(missing)}` : '', unknown.length > 0 ? `decisions for ${listIds(unknown)}, which this snapshot does not wait on` : ''];
     throw new ConfigurationError(`resume: ${parts.filter((p) => p !== '').join('; ')}. Decide each of response.interruptions by its id; nothing was run.`);
   }
   for (const [id, wait] of waits) {
     const d = given[id];
     if (!isDecision(d) || !FITS[wait.kind](d)) {
-      throw new ConfigurationError(`resume: the decision for "${id}" (${wait.kind === 'approval' ? 'an' : 'a'} ${wait.kind} interruption) must be ${EXPECTED[wait.kind]}; got ${JSON.stringify(d)}. Nothing was run.`);
+      throw new ConfigurationError(`resume: the decision for "${id}" (${wait.kind === 'approval' ? 'an' : 'a'} ${wait.kind} interruption) must be ${EXPECTED[wait.kind]}; got ${preview(d)}. Nothing was run.`);
     }
   }
+  checkDigests(root, given as Decisions, rules.digestsRequired === true);
   return given as Decisions;
 }

@@ -17,6 +17,7 @@ import { executeRun } from './run-loop.js';
 import { callerStart, doorStart, resumeStart } from './run-start.js';
 import type { ResumeOptions } from './resume-options.js';
 import type { RunSnapshot } from '../snapshot/run-snapshot.js';
+import type { EncryptedSnapshot, SnapshotOptions } from '../snapshot/snapshot-options.js';
 
 export { OutputValidationError } from '../core/structured-output.js';
 
@@ -26,7 +27,7 @@ export interface Attachment {
   mediaType?: string;
 }
 
-export interface AgentOptions {
+export interface AgentOptions extends SnapshotOptions {
   name: string;
   modelProvider: ModelProvider;
   instructions?: string;
@@ -112,12 +113,8 @@ export class Agent implements FramedChild {
   }
 
   /** Goes on with a suspended run of this agent, as SymfonicAgent.resume does. */
-  resume<T = unknown>(snapshot: RunSnapshot | string, options: ResumeOptions): Promise<AgentResult<T>> {
-    try {
-      return executeRun(this.#core, '', resumeStart(this.#core, snapshot, options)) as Promise<AgentResult<T>>;
-    } catch (error) {
-      return Promise.reject(error);
-    }
+  resume<T = unknown>(snapshot: RunSnapshot | EncryptedSnapshot | string, options: ResumeOptions): Promise<AgentResult<T>> {
+    return resumeStart(this.#core, snapshot, options).then((start) => executeRun(this.#core, '', start)) as Promise<AgentResult<T>>;
   }
 
   /**

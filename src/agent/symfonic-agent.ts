@@ -30,8 +30,9 @@ import type { RunSnapshot } from '../snapshot/run-snapshot.js';
 import type { SessionStore } from '../session/session-store.js';
 import { rootMemory, SESSION_MEMORY, type CompactHistory, type SessionMemory } from '../session/session-memory.js';
 import type { Scope } from '../core/scope.js';
+import type { EncryptedSnapshot, SnapshotOptions } from '../snapshot/snapshot-options.js';
 
-export interface SymfonicAgentOptions {
+export interface SymfonicAgentOptions extends SnapshotOptions {
   name: string;
   modelProvider: ModelProvider;
   instructions?: string;
@@ -42,8 +43,6 @@ export interface SymfonicAgentOptions {
   config?: FrameworkConfig;
   metricsCollector?: MetricsCollector;
   logger?: Logger;
-  /** Signs the snapshots of this agent's suspended trees (HMAC-SHA256); resume then takes only snapshots it signed. */
-  snapshotKey?: string;
   /**
    * Where this agent's conversations are kept: a root run whose scope names a `sessionId` reads
    * its earlier turns before its first model call and appends its own when it completes.
@@ -155,12 +154,8 @@ export class SymfonicAgent implements FramedChild {
    * tenant and trace, its spend continuing from the snapshot. `decisions` answer every
    * interruption by id; the snapshot and the decisions are checked before anything runs.
    */
-  resume<T = unknown>(snapshot: RunSnapshot | string, options: ResumeOptions): Promise<AgentResponse<T>> {
-    try {
-      return executeRun(this.#core, '', resumeStart(this.#core, snapshot, options)) as Promise<AgentResponse<T>>;
-    } catch (error) {
-      return Promise.reject(error);
-    }
+  resume<T = unknown>(snapshot: RunSnapshot | EncryptedSnapshot | string, options: ResumeOptions): Promise<AgentResponse<T>> {
+    return resumeStart(this.#core, snapshot, options).then((start) => executeRun(this.#core, '', start)) as Promise<AgentResponse<T>>;
   }
 
   /**

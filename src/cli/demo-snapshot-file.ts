@@ -3,16 +3,18 @@
  * `response.snapshot`, and beside it the trace of the tree so far (OTLP/JSON lines), so that the
  * process that resumes can draw the whole tree, not only the runs it goes on with.
  */
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { SnapshotError } from '../core/errors.js';
 import type { Decision, Decisions } from '../core/interruption.js';
 import { waitsOf } from '../agent/run-suspension.js';
 import { checkSignature, readSnapshot } from '../snapshot/snapshot-codec.js';
 import type { RunSnapshot, WaitingInterruption } from '../snapshot/run-snapshot.js';
+import type { EncryptedSnapshot } from '../snapshot/snapshot-options.js';
 import type { SpanRecord } from '../trace/span-records.js';
 import { InputError } from './args.js';
 import type { PauseSettings } from './demo-pause-settings.js';
 import { toOtlpJson } from './otlp-json.js';
+import { replaceFile } from './replace-file.js';
 import { readSpans } from './trace-file.js';
 
 /** No snapshot of the demo's tree comes near this; a larger file is not one (and is not read into memory). */
@@ -29,11 +31,11 @@ export function traceFileOf(snapshotFile: string): string {
 const problem = (error: NodeJS.ErrnoException) =>
   error.code === 'ENOENT' ? 'no such file' : error.code === 'EISDIR' ? 'it is a directory' : error.code === 'EACCES' ? 'permission denied' : error.message;
 
-/** Writes the snapshot and the trace so far; returns the snapshot's size in bytes. */
-export function writeSuspension(file: string, snapshot: RunSnapshot, spans: readonly SpanRecord[]): number {
+/** Writes the snapshot and the trace so far, each replacing what is there (never through a symlink); returns the snapshot's size in bytes. */
+export function writeSuspension(file: string, snapshot: RunSnapshot | EncryptedSnapshot, spans: readonly SpanRecord[]): number {
   const text = JSON.stringify(snapshot);
   try {
-    writeFileSync(file, text);
+    replaceFile(file, text);
     writeTrace(traceFileOf(file), spans);
   } catch (error) {
     throw new Error(`cannot write ${(error as { path?: string }).path ?? file}: ${problem(error as NodeJS.ErrnoException)}`);
@@ -43,7 +45,7 @@ export function writeSuspension(file: string, snapshot: RunSnapshot, spans: read
 
 /** The tree's spans, whole, as one ExportTraceServiceRequest line (what `symfonic tree FILE` reads). */
 export function writeTrace(file: string, spans: readonly SpanRecord[]): void {
-  writeFileSync(file, JSON.stringify(toOtlpJson(spans)) + '\n');
+  replaceFile(file, JSON.stringify(toOtlpJson(spans)) + '\n');
 }
 
 /**

@@ -16,6 +16,12 @@ export interface Interruption {
   readonly callId?: string;
   /** approval: the call's validated input. */
   readonly input?: unknown;
+  /**
+   * approval: SHA-256 (hex) of the tool's name and the call's arguments. Pass it back with the
+   * approval (`{ approve: true, inputDigest }`) to bind the approval to the input the approver was
+   * shown: resume refuses it if the snapshot's call is no longer that one.
+   */
+  readonly inputDigest?: string;
   /** question: what ask_user asked. */
   readonly question?: string;
   /** budget: the refusal. */
@@ -24,7 +30,7 @@ export interface Interruption {
 }
 
 /** What a person decides for one interruption. */
-export type Decision = { approve: true } | { approve: false; reason?: string } | { answer: string } | { retry: true };
+export type Decision = { approve: true; inputDigest?: string } | { approve: false; reason?: string } | { answer: string } | { retry: true };
 
 /** Decisions by interruption id. */
 export type Decisions = Readonly<Record<string, Decision>>;

@@ -75,7 +75,14 @@ export async function resumeTree(host: ResumeHost, rootRunId: string, options: {
 /** The snapshot a run's output holds, when it suspended. */
 function suspendedIn(run: TreeRun): RunSnapshot | undefined {
   const out = run.output as TreeOutput | undefined;
-  return out !== undefined && 'response' in out && out.response.status === 'suspended' ? (out.response.snapshot ?? undefined) : undefined;
+  const snapshot = out !== undefined && 'response' in out && out.response.status === 'suspended' ? out.response.snapshot : null;
+  if (snapshot === null) return undefined;
+  if ('enc' in snapshot) {
+    throw new ConfigurationError(
+      'durable resume: this tree\'s root agent encrypts its snapshots (snapshotEncryptionKey), and a durable tree\'s snapshot stays in PostgreSQL, read by the worker: construct durable agents without snapshotEncryptionKey (encrypt the database instead).',
+    );
+  }
+  return snapshot;
 }
 
 function sameIds(decided: readonly string[], snapshot: RunSnapshot | undefined): boolean {

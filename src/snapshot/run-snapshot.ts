@@ -15,6 +15,8 @@ export const SNAPSHOT_VERSION = 1;
  */
 export interface RunSnapshot {
   readonly version: typeof SNAPSHOT_VERSION;
+  /** Unique per suspension: what a resumeStore claims so the snapshot resumes once. Absent in a served task's snapshot, kept by its server. */
+  readonly id?: string;
   /** The root agent's name: a snapshot resumes only on an agent of that name. */
   readonly agent: string;
   readonly run: SuspendedRun;

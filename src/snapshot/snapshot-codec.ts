@@ -75,7 +75,7 @@ const suspendedRun: z.ZodType<SuspendedRun> = z.lazy(() =>
 ) as z.ZodType<SuspendedRun>;
 
 const givenAgain = z.object({ metricsCollector: z.literal(true).optional(), outputType: z.literal(true).optional() }).strict();
-const envelope = z.object({ version: z.literal(SNAPSHOT_VERSION), agent: z.string(), run: suspendedRun, seq: count.optional(), givenAgain: givenAgain.optional(), signature: z.string().regex(/^[0-9a-f]{64}$/).optional() }).strict();
+const envelope = z.object({ version: z.literal(SNAPSHOT_VERSION), id: id.optional(), agent: z.string(), run: suspendedRun, seq: count.optional(), givenAgain: givenAgain.optional(), signature: z.string().regex(/^[0-9a-f]{64}$/).optional() }).strict();
 
 /** How deep runs nest, walked without recursion: a hostile snapshot must not overflow the stack. */
 function nesting(value: unknown): number {
@@ -95,12 +95,8 @@ function nesting(value: unknown): number {
   return deepest;
 }
 
-/**
- * Reads a snapshot (the object, or its JSON text) and checks it is one this code can resume:
- * version 1, the shape of version 1 exactly, runs nested no deeper than a tree can grow. Each
- * defect is a SnapshotError saying which.
- */
-export function readSnapshot(input: unknown): RunSnapshot {
+/** A snapshot given as an object or its JSON text, as an object: text that is not JSON, or JSON that is no object, is a SnapshotError. */
+export function snapshotValue(input: unknown): object {
   let value = input;
   if (typeof input === 'string') {
     try {
@@ -110,6 +106,16 @@ export function readSnapshot(input: unknown): RunSnapshot {
     }
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new SnapshotError('a snapshot is an object: pass response.snapshot, or its JSON text.');
+  return value;
+}
+
+/**
+ * Reads a snapshot (the object, or its JSON text) and checks it is one this code can resume:
+ * version 1, the shape of version 1 exactly, runs nested no deeper than a tree can grow. Each
+ * defect is a SnapshotError saying which.
+ */
+export function readSnapshot(input: unknown): RunSnapshot {
+  const value = snapshotValue(input);
   const version = (value as { version?: unknown }).version;
   if (version !== SNAPSHOT_VERSION) {
     throw new SnapshotError(`this snapshot is of version ${JSON.stringify(version)}, and this symfonic reads version ${SNAPSHOT_VERSION}: resume it with the symfonic version that wrote it.`);

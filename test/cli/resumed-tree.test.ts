@@ -26,7 +26,7 @@ function team() {
     'Paid 5.',
     'All paid.',
   ]);
-  return new SymfonicAgent({ name: 'boss', modelProvider: model, subAgents: [new SubAgentSpec({ name: 'cashier', description: 'Pays.', tools: [pay] })] });
+  return new SymfonicAgent({ name: 'boss', snapshotKey: 'resumed-tree-key-0123456789', modelProvider: model, subAgents: [new SubAgentSpec({ name: 'cashier', description: 'Pays.', tools: [pay] })] });
 }
 
 const picture = (root: TimedRunNode) => [...renderRunTree(root, { color: false, width: 120 }), summaryLine(root, { color: false, width: 120 })].join('\n');

@@ -18,7 +18,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** A root that makes `calls` in one turn, then answers with what it read. */
 function rootOver(children: SubAgent[], calls: ReturnType<typeof runAgent>[], collector = new MetricsCollector({ prices: PRICES })) {
   const model = scriptedModel((req) => (toolResults(req).length === 0 ? { toolCalls: calls, usage: { inputTokens: 10, outputTokens: 1 } } : { text: 'done', usage: { inputTokens: 10, outputTokens: 1 } }), { modelName: 'root-model' });
-  return new SymfonicAgent({ name: 'root', modelProvider: model, subAgents: children, metricsCollector: collector });
+  return new SymfonicAgent({ name: 'root', modelProvider: model, subAgents: children, metricsCollector: collector, snapshotKey: 'records-test-key-0123456789' });
 }
 
 describe('AgentResponse.delegations', () => {
@@ -116,6 +116,7 @@ describe('AgentResponse.delegations', () => {
       new SymfonicAgent({
         name: 'root',
         tools: [pay],
+        snapshotKey: 'records-test-key-0123456789',
         modelProvider: scriptedModel((req) => (toolResults(req).length === 0 ? { toolCalls: [runAgent('writer', 'w'), { name: 'pay', arguments: {} }] } : 'done')),
         subAgents: [new SubAgent({ name: 'writer', agent: writer, description: 'Writes.' })],
       });

@@ -110,7 +110,7 @@ describe('scope across a delegation tree', () => {
       const askerModel = scriptedModel((req, i) => (i === 0 ? { toolCalls: [{ name: 'ask_user', arguments: { question: 'Which region?' } }] } : `asker read: ${toolResults(req)[0]}`));
       const asker = new SymfonicAgent({ name: 'asker', modelProvider: askerModel, config: new FrameworkConfig({ agent: { askUserEnabled: true } }) });
       const model = scriptedModel(callsThenAnswer([runAgent('asker', 'ask the user')], (r) => `parent read: ${r[0]}`));
-      const parent = new SymfonicAgent({ name: 'parent', modelProvider: model, subAgents: [new SubAgent({ name: 'asker', agent: asker, description: 'd' })] });
+      const parent = new SymfonicAgent({ name: 'parent', unsignedSnapshots: true, modelProvider: model, subAgents: [new SubAgent({ name: 'asker', agent: asker, description: 'd' })] });
       return { parent, askerModel };
     };
 

@@ -26,7 +26,7 @@ function askingTree(depth: 1 | 2) {
     top = new SymfonicAgent({ name: 'planner', modelProvider: delegating('travel', 'planner'), subAgents: [new SubAgent({ name: 'travel', agent: asker, description: 'Books travel.' })] });
     topName = 'planner';
   }
-  const root = new SymfonicAgent({ name: 'desk', modelProvider: delegating(topName, 'desk'), subAgents: [new SubAgent({ name: topName, agent: top, description: 'Plans.' })] });
+  const root = new SymfonicAgent({ name: 'desk', unsignedSnapshots: true, modelProvider: delegating(topName, 'desk'), subAgents: [new SubAgent({ name: topName, agent: top, description: 'Plans.' })] });
   return { root, askerModel };
 }
 
@@ -69,7 +69,7 @@ describe('ask_user after a resume', () => {
       return `booked: ${toolResults(req).join(', ')}`;
     });
     const travel = new SymfonicAgent({ name: 'travel', modelProvider: model, config: askConfig() });
-    const root = new SymfonicAgent({ name: 'desk', modelProvider: delegating('travel', 'desk'), subAgents: [new SubAgent({ name: 'travel', agent: travel, description: 'Books.' })] });
+    const root = new SymfonicAgent({ name: 'desk', unsignedSnapshots: true, modelProvider: delegating('travel', 'desk'), subAgents: [new SubAgent({ name: 'travel', agent: travel, description: 'Books.' })] });
     const r = await root.run('book', { scope });
     expect(r.interruptions.map((i) => i.question)).toEqual(['From where?']);
     const done = await root.resume(r.snapshot!, {
@@ -91,7 +91,7 @@ describe('ask_user after a resume', () => {
       return `booked: ${toolResults(req).join(', ')}`;
     });
     const travel = new SymfonicAgent({ name: 'travel', modelProvider: model, config: askConfig() });
-    const root = new SymfonicAgent({ name: 'desk', modelProvider: delegating('travel', 'desk'), subAgents: [new SubAgent({ name: 'travel', agent: travel, description: 'Books.' })] });
+    const root = new SymfonicAgent({ name: 'desk', unsignedSnapshots: true, modelProvider: delegating('travel', 'desk'), subAgents: [new SubAgent({ name: 'travel', agent: travel, description: 'Books.' })] });
     const r = await root.run('book', { scope });
     const again = await root.resume(r.snapshot!, { decisions: decideAll(r, { answer: 'Oslo' }) });
     expect(again.status).toBe('suspended');

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { BudgetExceededError, FrameworkConfig, InMemoryBudgetStore, MetricsCollector, SubAgent, SymfonicAgent, TenantBudgets, defineTool, type TenantLimit } from '../../src/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
-import { BILL, billedModel, decideAll, runAgent, scope, toolResults } from './helpers.js';
+import { BILL, approving, billedModel, decideAll, runAgent, scope, toolResults } from './helpers.js';
 
 const TENANT = scope.tenantId;
 
@@ -18,7 +18,7 @@ function collector(limit: TenantLimit, store = new InMemoryBudgetStore(), onExce
 /** One agent, no children: its first model call is the one a budget refuses. */
 function solo(c: MetricsCollector) {
   const model = billedModel('solo-model', BILL.boss, [], () => 'solo answered');
-  return { agent: new SymfonicAgent({ name: 'solo', modelProvider: model, metricsCollector: c }), model };
+  return { agent: new SymfonicAgent({ name: 'solo', modelProvider: model, metricsCollector: c, unsignedSnapshots: true }), model };
 }
 
 /**
@@ -31,6 +31,7 @@ function bossAndWorker(c: MetricsCollector) {
   const bossModel = billedModel('boss-model', BILL.boss, [runAgent('worker', 'do the big thing')], (r) => `boss read: ${r.join(' | ')}`);
   const boss = new SymfonicAgent({
     name: 'boss',
+    unsignedSnapshots: true,
     modelProvider: bossModel,
     metricsCollector: c,
     config: new FrameworkConfig({ model: { maxTokens: 10 } }),
@@ -169,6 +170,7 @@ describe('a budget and an approval waiting at once, in two branches', () => {
       const worker = new SymfonicAgent({ name: 'worker', modelProvider: billedModel('worker-model', BILL.clerk, [], () => 'worker answered'), metricsCollector: c, config: new FrameworkConfig({ model: { maxTokens: 5000 } }) });
       return new SymfonicAgent({
         name: 'boss',
+        unsignedSnapshots: true,
         modelProvider: billedModel('boss-model', BILL.boss, [runAgent('worker', 'big job'), runAgent('clerk', 'pay it')], (r) => `boss read: ${r.join(' | ')}`),
         metricsCollector: c,
         config: new FrameworkConfig({ model: { maxTokens: 10 } }),
@@ -181,7 +183,7 @@ describe('a budget and an approval waiting at once, in two branches', () => {
       ['approval', 'clerk'],
       ['budget', 'worker'],
     ]);
-    const decisions = Object.fromEntries(r.interruptions.map((i) => [i.id, i.kind === 'budget' ? { retry: true as const } : { approve: true as const }]));
+    const decisions = Object.fromEntries(r.interruptions.map((i) => [i.id, i.kind === 'budget' ? { retry: true as const } : approving(i)]));
     const done = await build(1_000_000).resume(r.snapshot!, { decisions });
     expect(done.status).toBe('completed');
     expect(paid).toBe(1);

@@ -21,8 +21,8 @@ async function twoWaiting() {
   return { r, fresh: payTree() };
 }
 
-async function refusedWith(t: ReturnType<typeof payTree>, snapshot: RunSnapshot, decisions: unknown): Promise<Error> {
-  const err = await t.boss.resume(snapshot, { decisions: decisions as never }).catch((e: unknown) => e);
+async function refusedWith(t: ReturnType<typeof payTree>, snapshot: unknown, decisions: unknown): Promise<Error> {
+  const err = await t.boss.resume(snapshot as RunSnapshot, { decisions: decisions as never }).catch((e: unknown) => e);
   expect(err).toBeInstanceOf(ConfigurationError);
   expect(modelCalls(t)).toBe(0);
   expect(t.paid).toEqual([]);
@@ -91,6 +91,7 @@ describe('decisions that do not answer the tree', () => {
     const make = () =>
       new SymfonicAgent({
         name: 'asker',
+        unsignedSnapshots: true,
         modelProvider: scriptedModel((req) => (toolResults(req).length === 0 ? { toolCalls: [{ name: 'ask_user', arguments: { question: 'Where?' } }] } : 'ok')),
         config: askConfig(),
       });

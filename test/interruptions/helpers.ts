@@ -14,6 +14,9 @@ import {
   priceTable,
   type AgentResponse,
   type Decision,
+  type EncryptedSnapshot,
+  type Interruption,
+  type RunSnapshot,
   type ModelRequest,
   type NeedsApproval,
   type Usage,
@@ -134,7 +137,8 @@ export function payTree(options: PayTreeOptions = {}) {
     modelProvider: bossModel,
     subAgents: [new SubAgent({ name: 'manager', agent: manager, description: 'Gets things done.' })],
     ...shared,
-    ...(options.snapshotKey !== undefined ? { snapshotKey: options.snapshotKey } : {}),
+    // Without a key the tree opts in to unsigned snapshots, as an application must say it does.
+    ...(options.snapshotKey !== undefined ? { snapshotKey: options.snapshotKey } : { unsignedSnapshots: true }),
     ...(options.bossConfig ? { config: options.bossConfig } : {}),
   });
   return { boss, manager, clerk, models: { boss: bossModel, manager: managerModel, clerk: clerkModel }, paid, looked };
@@ -147,7 +151,18 @@ export const modelCalls = (t: PayTree): number => t.models.boss.calls.length + t
 
 /** One decision for every interruption of a suspended response. */
 export function decideAll(r: AgentResponse, decision: Decision): Record<string, Decision> {
-  return Object.fromEntries(r.interruptions.map((i) => [i.id, decision]));
+  return Object.fromEntries(r.interruptions.map((i) => [i.id, approving(i, decision)]));
+}
+
+/** An approval bound to the input the interruption showed (its inputDigest), as an application passes it back; any other decision as it is. */
+export function approving(i: Interruption, decision: Decision = { approve: true }): Decision {
+  return 'approve' in decision && decision.approve && i.inputDigest !== undefined ? { approve: true, inputDigest: i.inputDigest } : decision;
+}
+
+/** The plain snapshot of a response whose agents encrypt nothing: what the tests read and edit. */
+export function plain(snapshot: RunSnapshot | EncryptedSnapshot | null): RunSnapshot {
+  if (snapshot === null || !('run' in snapshot)) throw new Error('expected a plain (unencrypted) snapshot');
+  return snapshot;
 }
 
 export const scope = { tenantId: 'acme', userId: 'u-1' } as const;

@@ -79,6 +79,7 @@ describe('the ledger across a resume in a fresh collector (another process)', ()
     // The boss keeps its own ledger; the manager and clerk keep theirs.
     const boss = new SymfonicAgent({
       name: 'boss',
+      unsignedSnapshots: true,
       modelProvider: t.models.boss,
       metricsCollector: rootLedger,
       subAgents: [new SubAgent({ name: 'manager', agent: t.manager, description: 'Gets things done.' })],

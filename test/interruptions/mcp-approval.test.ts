@@ -51,7 +51,7 @@ async function banker(options: McpToolsOptions) {
         }
       : `done: ${toolResults(req).join(' + ')}`,
   );
-  const agent = new SymfonicAgent({ name: 'banker', modelProvider: model, tools: await mcpTools(client, options) });
+  const agent = new SymfonicAgent({ name: 'banker', unsignedSnapshots: true, modelProvider: model, tools: await mcpTools(client, options) });
   return { agent, received, model };
 }
 

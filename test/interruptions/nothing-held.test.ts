@@ -75,6 +75,7 @@ describe('while a tree is suspended', () => {
     const worker = new SymfonicAgent({ name: 'worker', modelProvider: billedModel('w', BILL.clerk, [], () => 'done'), metricsCollector: collector, config: new FrameworkConfig({ model: { maxTokens: 5000 } }) });
     const boss = new SymfonicAgent({
       name: 'boss',
+      unsignedSnapshots: true,
       modelProvider: billedModel('b', BILL.boss, [runAgent('worker', 'big job')], (x) => x.join()),
       metricsCollector: collector,
       config: new FrameworkConfig({ model: { maxTokens: 10 } }),

@@ -23,7 +23,7 @@ async function suspended(key?: string) {
 }
 
 /** A deep copy that can be edited freely. */
-const copy = (s: RunSnapshot): Record<string, any> => JSON.parse(JSON.stringify(s));
+const copy = (s: unknown): Record<string, any> => JSON.parse(JSON.stringify(s));
 
 /** Resumes on fresh agents and expects a SnapshotError matching `message`; nothing may have run. */
 async function refused(snapshot: unknown, decisions: Record<string, unknown>, message: RegExp, key?: string): Promise<void> {
@@ -71,7 +71,7 @@ describe('signed snapshots', () => {
 
   it('a snapshot signed with another key is refused', T, async () => {
     const r = await suspended(KEY_B);
-    expect(r.snapshot!.signature).toMatch(/^[0-9a-f]{64}$/);
+    expect(copy(r.snapshot).signature).toMatch(/^[0-9a-f]{64}$/);
     await refused(r.snapshot, decideAll(r, { approve: true }), /signature does not match/, KEY_A);
   });
 
@@ -159,7 +159,7 @@ describe('snapshots refused whatever the key', () => {
     expect(r.interruptions.map((i) => i.agent)).toEqual(['clerk']);
     const fresh = payTree();
     const wrapped: ChildAgent = { run: (task: string, options: ChildRunOptions) => fresh.clerk.run(task, options) };
-    const manager = new SymfonicAgent({ name: 'manager', modelProvider: fresh.models.manager, subAgents: [new SubAgent({ name: 'clerk', agent: wrapped, description: 'Pays bills.' })] });
+    const manager = new SymfonicAgent({ name: 'manager', unsignedSnapshots: true, modelProvider: fresh.models.manager, subAgents: [new SubAgent({ name: 'clerk', agent: wrapped, description: 'Pays bills.' })] });
     const err = await manager.resume(JSON.stringify(r.snapshot), { decisions: decideAll(r, { approve: true }) }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SnapshotError);
     const clerkRunId = r.interruptions[0]!.runId;
@@ -174,7 +174,7 @@ describe('snapshots refused whatever the key', () => {
     const r = await t.boss.run('pay the bill', { scope });
     const fresh = payTree();
     // Nothing listens there: the refusal must come before any call is tried.
-    const boss = new SymfonicAgent({ name: 'boss', modelProvider: fresh.models.boss, subAgents: [remoteChild({ name: 'manager', url: 'http://127.0.0.1:9/', description: 'Gets things done.' })] });
+    const boss = new SymfonicAgent({ name: 'boss', unsignedSnapshots: true, modelProvider: fresh.models.boss, subAgents: [remoteChild({ name: 'manager', url: 'http://127.0.0.1:9/', description: 'Gets things done.' })] });
     const err = await boss.resume(r.snapshot!, { decisions: decideAll(r, { approve: true }) }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SnapshotError);
     expect((err as Error).message).toMatch(/of "manager" is not the remote task it was: "manager" here is a remote child, and the snapshot's run is a local one/);
@@ -188,6 +188,7 @@ describe('snapshots refused whatever the key', () => {
     const desk = (child: unknown) =>
       new SymfonicAgent({
         name: 'desk',
+        unsignedSnapshots: true,
         modelProvider: scriptedModel((req) => (req.messages.some((m) => m.role === 'tool') ? 'done' : { toolCalls: [{ name: 'run_agent', arguments: { name: 'teller', task: 'wire it' } }] })),
         subAgents: [new SubAgent({ name: 'teller', agent: child as ChildAgent, description: 'Wires money.' })],
       });
@@ -294,7 +295,7 @@ describe('a snapshot this code wrote reads back', () => {
         return answered ? { text: 'done', toolCalls: [], finishReason: 'stop' } : { text: '', toolCalls: [call], finishReason: 'tool_calls' };
       },
     };
-    const make = () => new SymfonicAgent({ name: 'teller', modelProvider: provider, tools: [wire] });
+    const make = () => new SymfonicAgent({ name: 'teller', modelProvider: provider, tools: [wire], unsignedSnapshots: true });
     const r = await make().run('wire it', { scope });
     expect(r.status).toBe('suspended');
     const done = await make().resume(JSON.stringify(r.snapshot), { decisions: decideAll(r, { approve: true }) });
@@ -310,7 +311,7 @@ describe('a snapshot this code wrote reads back', () => {
         return answered ? { text: 'done', toolCalls: [], finishReason: 'stop' } : { text: '', toolCalls: [{ id: 'c1', name: 'wire', arguments: '{}' }], finishReason: 'tool_calls' };
       },
     };
-    const make = () => new Agent({ name: 'teller', modelProvider: provider, tools: [wire] });
+    const make = () => new Agent({ name: 'teller', modelProvider: provider, tools: [wire], unsignedSnapshots: true });
     const history: Message[] = [{ role: 'user', content: 'earlier', name: 'bob' } as Message, { role: 'assistant', content: 'noted' }];
     const r = await make().run('wire it', { history });
     expect(r.status).toBe('suspended');

@@ -198,7 +198,7 @@ describe('README: Questions for the user', () => {
 });
 
 describe('README: Human in the loop', () => {
-  it('runs as written: an approval two levels down suspends the tree, and fresh agents resume it from the file (approved, then declined)', async () => {
+  it('runs as written: an approval two levels down suspends the tree, fresh agents resume it from the file once (approved, a second resume refused), and another declined', async () => {
     const source = block('Human in the loop');
     const lines = await run(source);
     expect(lines.map(rendered)).toEqual([
@@ -206,6 +206,7 @@ describe('README: Human in the loop', () => {
       "approval billing 2 refund { orderId: 'A-17', amountUsd: 250 }",
       'completed true',
       'Desk: Support: Billing: refunded $250 on A-17',
+      'SnapshotError',
       'Desk: Support: Billing: The user declined this call, so it did not run. The reason given: order was never shipped',
     ]);
     expectCommentsToMatch(source, lines);

@@ -32,6 +32,8 @@ function boss(url: string, collector?: MetricsCollector, stream = true) {
   const model = billedModel('boss-model', BILL.boss, [runAgent('manager', 'get the bill paid')], (r) => `boss: ${r.join(' + ')}`);
   const agent = new SymfonicAgent({
     name: 'boss',
+    // Its tree waits on the remote task only; the remote's server keeps (and signs) the calls.
+    unsignedSnapshots: true,
     modelProvider: model,
     subAgents: [remoteChild({ name: 'manager', url, description: 'Gets things done.', headers: { authorization: `Bearer ${TOKEN}` }, stream })],
     ...(collector ? { metricsCollector: collector } : {}),
@@ -61,7 +63,7 @@ describe('an approval at depth 2 behind the wire', () => {
     expect(i!.id.startsWith(`${i!.runId}:`)).toBe(true);
     expect(tree.paid).toEqual([]);
     // The snapshot keeps the remote task, not the remote conversation.
-    const call = (r.snapshot!.run.waits as any).calls[0];
+    const call = (r.snapshot as any).run.waits.calls[0];
     expect(call.child.runId).toBe(managerRunId);
     expect(call.child.messages).toEqual([]);
     expect(call.child.waits.remote).toMatchObject({ agent: 'manager', taskId: expect.any(String), contextId: managerRunId, interruptions: [{ id: i!.id, kind: 'approval' }] });
@@ -105,7 +107,7 @@ describe('an approval at depth 2 behind the wire', () => {
     const { url } = await serveManager();
     const { r } = await suspended(url);
     const local = payTree();
-    const other = new SymfonicAgent({ name: 'boss', modelProvider: local.models.boss, subAgents: [new SubAgent({ name: 'manager', agent: local.manager, description: 'Local.' })] });
+    const other = new SymfonicAgent({ name: 'boss', unsignedSnapshots: true, modelProvider: local.models.boss, subAgents: [new SubAgent({ name: 'manager', agent: local.manager, description: 'Local.' })] });
     await expect(other.resume(JSON.stringify(r.snapshot), { decisions: decideAll(r, { approve: true }) })).rejects.toThrow(/waits on a remote task, and "manager" here is no remote child/);
   });
 });

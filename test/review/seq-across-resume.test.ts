@@ -20,11 +20,12 @@ function tree(snapshotKey?: string) {
     name: 'boss',
     modelProvider: scriptedModel(callsThenAnswer([runAgent('clerk', 'pay it')])),
     subAgents: [new SubAgent({ name: 'clerk', agent: clerk, description: 'Pays.' })],
-    ...(snapshotKey ? { snapshotKey } : {}),
+    ...(snapshotKey ? { snapshotKey } : { unsignedSnapshots: true }),
   });
 }
 
-const approveAll = (r: AgentResponse): Record<string, Decision> => Object.fromEntries(r.interruptions.map((i) => [i.id, { approve: true } as Decision]));
+// Each approval bound to the input its interruption showed, as an application resuming unsigned snapshots must.
+const approveAll = (r: AgentResponse): Record<string, Decision> => Object.fromEntries(r.interruptions.map((i) => [i.id, { approve: true, inputDigest: i.inputDigest } as Decision]));
 
 describe('seq across a suspension', () => {
   it("the resumed tree's events number on from the last event before the pause", async () => {

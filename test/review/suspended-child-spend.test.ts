@@ -45,6 +45,7 @@ function tree(o: TreeOptions) {
   const rootCalls = () => [{ name: 'run_agent', arguments: { name: 'clerk', task: 'pay the bill' } }, ...(o.sibling ? [{ name: 'wait', arguments: {} }] : [])];
   return new SymfonicAgent({
     name: 'boss',
+    unsignedSnapshots: true,
     tools: [wait],
     metricsCollector: o.parent,
     modelProvider: model(ROOT, rootCalls),
@@ -52,7 +53,8 @@ function tree(o: TreeOptions) {
   });
 }
 
-const approveAll = (r: AgentResponse): Record<string, Decision> => Object.fromEntries(r.interruptions.map((i) => [i.id, { approve: true } as Decision]));
+// Each approval bound to the input its interruption showed, as an application resuming unsigned snapshots must.
+const approveAll = (r: AgentResponse): Record<string, Decision> => Object.fromEntries(r.interruptions.map((i) => [i.id, { approve: true, inputDigest: i.inputDigest } as Decision]));
 const budgeted = (store: InMemoryBudgetStore) => new MetricsCollector({ budgets: new TenantBudgets({ defaultLimit: { maxTokens: 1_000_000 }, store }) });
 const inStore = (store: InMemoryBudgetStore) => store.usage('acme', undefined, Date.now());
 

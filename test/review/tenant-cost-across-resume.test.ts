@@ -23,13 +23,15 @@ function tree(collector: MetricsCollector) {
   const clerk = new SymfonicAgent({ name: 'clerk', tools: [pay], metricsCollector: collector, modelProvider: billed(() => [{ name: 'pay', arguments: {} }]) });
   return new SymfonicAgent({
     name: 'boss',
+    unsignedSnapshots: true,
     metricsCollector: collector,
     modelProvider: billed(() => [{ name: 'run_agent', arguments: { name: 'clerk', task: 'pay' } }]),
     subAgents: [new SubAgent({ name: 'clerk', agent: clerk, description: 'Pays.' })],
   });
 }
 
-const approveAll = (r: AgentResponse): Record<string, Decision> => Object.fromEntries(r.interruptions.map((i) => [i.id, { approve: true } as Decision]));
+// Each approval bound to the input its interruption showed, as an application resuming unsigned snapshots must.
+const approveAll = (r: AgentResponse): Record<string, Decision> => Object.fromEntries(r.interruptions.map((i) => [i.id, { approve: true, inputDigest: i.inputDigest } as Decision]));
 
 async function counted(tenant: string): Promise<number | undefined> {
   const metric = metricNamed(await rec.metrics(), 'symfonic.tenant.cost');
