@@ -1,4 +1,5 @@
 import { z, type ZodType } from 'zod';
+import { outputTypeProblem } from '../core/output-type.js';
 import { isAccounting, type Accounting } from '../accounting/accounting.js';
 import type { MetricsCollector } from '../accounting/metrics-collector.js';
 import { ConfigurationError } from '../core/errors.js';
@@ -44,7 +45,7 @@ const resumeSchema = z
     onEvent: fn('onEvent'),
     askUser: fn('askUser'),
     metricsCollector: checked<Accounting>(isAccounting, 'metricsCollector must be a MetricsCollector (or another Accounting: { id, open(frame, agentName) }).').optional(),
-    outputType: checked<ZodType>((s) => s instanceof z.ZodType, 'outputType must be a zod schema, e.g. z.object({ answer: z.string() }): the one the suspended run was given.').optional(),
+    outputType: checked<ZodType>((s) => outputTypeProblem(s, 'outputType') === undefined, (s) => `${outputTypeProblem(s, 'outputType')!} (the one the suspended run was given)`).optional(),
   })
   .strict();
 

@@ -7,6 +7,7 @@ import { instructionsFor, parseOutput } from '../core/structured-output.js';
 import type { Message, ModelResponse, ToolCall } from '../model/types.js';
 import { PausedCall } from '../snapshot/paused-call.js';
 import type { CallState, RunWait, SuspendedRun } from '../snapshot/run-snapshot.js';
+import type { RunAccount, RunReporter } from '../accounting/accounting.js';
 import type { AgentCore } from './agent-core.js';
 import type { AgentResponse } from './agent-response.js';
 import { refuseCutOffCalls } from './cut-off-answer.js';
@@ -24,18 +25,38 @@ import { runTool, type CallResume } from './tool-dispatch.js';
 
 export { EmptyModelResponseError } from './model-response.js';
 
-/** Opens everything a run holds, in order; a failure part-way closes what was opened. */
+/**
+ * Opens everything a run holds, in order; a failure part-way closes what was opened. The account
+ * opens first, before the span: it is what refuses a spoofed lineage (a root of another tree, a
+ * parent of another tenant), and a refused run must leave no span labelled with the tree or the
+ * tenant it claimed, since that label is what the refusal exists to protect.
+ */
 function openRun(core: AgentCore, start: RunStart): RunState {
   const frame = start.frame;
   const resumed = start.resume?.run;
+  const accounting = core.accounting ?? start.accounting ?? core.privateAccounting();
+  let state: RunState | undefined;
+  // The account reports to the run's state, made once there is a span to make it with.
+  const reporter: RunReporter = {
+    get model() {
+      return state?.model;
+    },
+    storeProblem: (p) => state?.storeProblem(p),
+    crossed: (t) => state?.crossed(t),
+  };
+  let account: RunAccount;
+  try {
+    account = accounting.open(frame, core.name, reporter, resumed?.figures);
+  } catch (error) {
+    return failedToOpen(core, start, error);
+  }
   const { span, sets } = startRunSpan(core, frame, resumed?.span);
   try {
-    const accounting = core.accounting ?? start.accounting ?? core.privateAccounting();
     // A provider that answers outputSchema natively (model-turn.ts sends it) needs no schema in the prompt.
     const promptSchema = start.outputType !== undefined && core.modelProvider.supportsOutputSchema !== true;
     const instructions = promptSchema ? instructionsFor(core.instructions, start.outputType!) : core.instructions;
-    const state = new RunState(core, start, span, sets, instructions);
-    state.account = accounting.open(frame, core.name, state, resumed?.figures);
+    state = new RunState(core, start, span, sets, instructions);
+    state.account = account;
     state.events = frame.events?.open(frame, core.name, resumed !== undefined, resumed?.delegations?.map(endedDelegation));
     if (resumed !== undefined) {
       state.messages.push(...resumed.messages);
@@ -45,13 +66,19 @@ function openRun(core: AgentCore, start: RunStart): RunState {
     if (core.logger.isLevelEnabled('debug')) state.log().debug({ depth: frame.depth, resumed: resumed !== undefined }, 'run started');
     return state;
   } catch (error) {
-    start.owned?.dispose();
+    const closing = account.close();
+    if (isPromise(closing)) closing.then(undefined, () => undefined);
     failSpan(span, error);
     span.end();
-    // A run that could not open still started and failed, for whoever follows the tree.
-    frame.events?.open(frame, core.name, false).emit(runFailed(error));
-    throw error;
+    return failedToOpen(core, start, error);
   }
+}
+
+/** A run that could not open still started and failed, for whoever follows the tree. */
+function failedToOpen(core: AgentCore, start: RunStart, error: unknown): never {
+  start.owned?.dispose();
+  start.frame.events?.open(start.frame, core.name, false).emit(runFailed(error));
+  throw error;
 }
 
 /** How one waiting call goes on, from the decision for it (or as it stood: a child to resume). */

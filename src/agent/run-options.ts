@@ -1,7 +1,8 @@
 import type { Context } from '@opentelemetry/api';
-import { z, type ZodType } from 'zod';
+import type { ZodType } from 'zod';
 import { ConfigurationError } from '../core/errors.js';
 import { refuseUnknownKeys } from '../core/options.js';
+import { outputTypeProblem } from '../core/output-type.js';
 import type { AskUser } from '../core/run-frame.js';
 import { makeScope, type Scope } from '../core/scope.js';
 import type { Message, ToolChoice } from '../model/types.js';
@@ -136,9 +137,8 @@ export function readRunOptions(options: RunOptions | undefined): RunRequest {
   if (options.metricsCollector !== undefined && !isAccounting(options.metricsCollector)) {
     throw new ConfigurationError('run option metricsCollector must be a MetricsCollector (or another Accounting: { id, open(frame, agentName) }).');
   }
-  if (options.outputType !== undefined && !(options.outputType instanceof z.ZodType)) {
-    throw new ConfigurationError('run option outputType must be a zod schema, e.g. z.object({ answer: z.string() }).');
-  }
+  const outputProblem = options.outputType === undefined ? undefined : outputTypeProblem(options.outputType, 'run option outputType');
+  if (outputProblem !== undefined) throw new ConfigurationError(outputProblem);
   if (options.deadline !== undefined && !(typeof options.deadline === 'number' && Number.isFinite(options.deadline) && options.deadline > 0)) {
     throw new ConfigurationError(`run option deadline must be a time in epoch milliseconds, e.g. Date.now() + 30_000 (got ${String(options.deadline)}).`);
   }

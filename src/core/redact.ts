@@ -67,6 +67,8 @@ function redactFields(text: string): string {
   let copied = 0;
   FIELD.lastIndex = 0;
   for (let m = FIELD.exec(text); m !== null; m = FIELD.exec(text)) {
+    // The name first: reading a value costs its length, and most fields are no secret's.
+    if (!SECRET_NAME.test(m[1]!)) continue;
     VALUE.lastIndex = FIELD.lastIndex;
     const v = VALUE.exec(text);
     if (v === null) continue;

@@ -15,12 +15,43 @@ export interface Scope {
   readonly attributes?: Readonly<Record<string, string>>;
 }
 
+/**
+ * The bounds on a scope: its ids become span attributes, log fields and budget-store keys (one
+ * Redis key and hash field per tenant, user and session), and its attributes go on every span, so
+ * a 10 MiB `userId` would be stored, exported and logged again at every call. Generous for real
+ * ids (a UUID is 36 characters, an e-mail address at most 254).
+ */
+export const SCOPE_LIMITS = Object.freeze({ idChars: 256, attributes: 64, attributeKeyChars: 128, attributeValueChars: 1024 });
+const L = SCOPE_LIMITS;
+
+const lengthOf = (input: unknown): string => (typeof input === 'string' ? ` (this one has ${input.length})` : '');
+const bounded = (what: string, max: number) =>
+  z.string().max(max, { error: (issue) => `${what} must be at most ${max} characters${lengthOf(issue.input)}` });
+
+/** What is wrong with the attributes' size, checked before their entries, whose keys an error would otherwise quote whole. */
+function attributesProblem(a: unknown): string | undefined {
+  if (typeof a !== 'object' || a === null) return undefined;
+  const keys = Object.keys(a);
+  if (keys.length > L.attributes) return `attributes may hold at most ${L.attributes} entries (these have ${keys.length})`;
+  const long = keys.find((k) => k.length > L.attributeKeyChars);
+  if (long !== undefined) return `an attributes key must be at most ${L.attributeKeyChars} characters (one has ${long.length}: "${long.slice(0, 32)}…")`;
+  const key = keys.find((k) => {
+    const v: unknown = (a as Record<string, unknown>)[k];
+    return typeof v === 'string' && v.length > L.attributeValueChars;
+  });
+  if (key === undefined) return undefined;
+  return `an attributes value must be at most ${L.attributeValueChars} characters (attributes["${key}"] has ${String(((a as Record<string, string>)[key] ?? '').length)})`;
+}
+
 const scopeSchema = z
   .object({
-    tenantId: z.string().min(1, 'tenantId must be a non-empty string'),
-    userId: z.string().min(1, 'userId must be a non-empty string when given').optional(),
-    sessionId: z.string().min(1, 'sessionId must be a non-empty string when given').optional(),
-    attributes: z.record(z.string(), z.string()).optional(),
+    tenantId: bounded('tenantId', L.idChars).min(1, 'tenantId must be a non-empty string'),
+    userId: bounded('userId', L.idChars).min(1, 'userId must be a non-empty string when given').optional(),
+    sessionId: bounded('sessionId', L.idChars).min(1, 'sessionId must be a non-empty string when given').optional(),
+    attributes: z
+      .custom<object>((a) => attributesProblem(a) === undefined, { error: (issue) => attributesProblem(issue.input) })
+      .pipe(z.record(z.string(), z.string()))
+      .optional(),
   })
   .strict();
 

@@ -1,4 +1,5 @@
 import { z, type ZodType } from 'zod';
+import { outputTypeProblem } from '../core/output-type.js';
 import { checked, named, readOptions } from '../core/options.js';
 import { modelSettingsSchema } from '../model/model-settings.js';
 import { checkToolChoice } from '../model/tool-choice.js';
@@ -30,7 +31,7 @@ const reserveSchema = z
   .strict()
   .optional();
 
-const outputTypeSchema = checked<ZodType>((v) => v instanceof z.ZodType, 'outputType must be a zod schema, e.g. z.object({ answer: z.string() }).').optional();
+const outputTypeSchema = checked<ZodType>((v) => outputTypeProblem(v, 'outputType') === undefined, (v) => outputTypeProblem(v, 'outputType')!).optional();
 
 const memorySchema = z.enum(['none', 'session'], "memory must be 'none' (the child sees only its task, the default) or 'session' (it also sees its own earlier exchanges in the session)").optional();
 

@@ -94,6 +94,9 @@ export class DelegationTools {
       parameters: RUN_AGENT_PARAMETERS,
       input: z.unknown() as ZodType<unknown>,
       writeSurface: false,
+      // A child's answer is bounded where it is made (its model's provider, a remote child's
+      // maxResponseBytes), and its delegator asked for it whole: no tool-result cut on top.
+      maxResultChars: Number.POSITIVE_INFINITY,
       execute: (input: unknown, ctx: DelegationCallContext) => this.call(input, ctx),
       resumeChild: (input: unknown, child: Resumption, ctx: DelegationCallContext) => this.call(input, ctx, child),
       delegationContext: this.context,

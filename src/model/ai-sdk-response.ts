@@ -6,17 +6,24 @@
 import type { Usage } from '../core/usage.js';
 import type { AiSdkFinishReason, AiSdkGenerateResult, AiSdkPart, AiSdkUsage } from './ai-sdk-types.js';
 import type { ModelResponse, ToolCall } from './types.js';
+import { inputText, MalformedAnswer, partProblem } from './ai-sdk-checks.js';
 
-export function fromGenerateResult(result: AiSdkGenerateResult): ModelResponse {
-  const answer = new AnswerParts();
-  for (const part of result.content ?? []) answer.add(part);
+export function fromGenerateResult(result: AiSdkGenerateResult, limit: number): ModelResponse {
+  const answer = new AnswerParts(limit);
+  for (const part of result.content) answer.add(part);
   answer.finish(result.finishReason, result.usage);
   answer.metadata(result.response);
   return answer.response();
 }
 
-/** The answer so far, from content parts or stream parts alike. */
+/**
+ * The answer so far, from content parts or stream parts alike, counted: past `limit` bytes of
+ * text, tool input and anything else the parts carry, it throws AnswerTooLarge, since the SDK
+ * reads the wire and nothing below bounds it.
+ */
 export class AnswerParts {
+  /** UTF-8 bytes of every part's text, delta and input so far. */
+  size = 0;
   private text = '';
   private readonly toolCalls: ToolCall[] = [];
   private finishReason: string | undefined;
@@ -28,8 +35,14 @@ export class AnswerParts {
     return this.finishReason !== undefined;
   }
 
+  constructor(private readonly limit: number) {}
+
   /** Folds one part in and returns the text it adds, if any. */
   add(part: AiSdkPart): string {
+    const problem = partProblem(part);
+    if (problem !== undefined) throw new MalformedAnswer(`its answer ${problem}`);
+    this.size += sizeOf(part);
+    if (this.size > this.limit) throw new AnswerTooLarge();
     switch (part.type) {
       case 'text':
         return this.addText(part.text ?? '');
@@ -74,10 +87,20 @@ export class AnswerParts {
 
   private addToolCall(part: AiSdkPart): void {
     // The specification sends the input as JSON text; a value is encoded so the loop reads one form.
-    const input = typeof part.input === 'string' ? part.input : JSON.stringify(part.input ?? {});
+    const input = inputText(part.input);
+    this.size += typeof part.input === 'string' ? 0 : Buffer.byteLength(input);
+    if (this.size > this.limit) throw new AnswerTooLarge();
     this.toolCalls.push({ id: part.toolCallId ?? `call_${this.toolCalls.length}`, name: part.toolName ?? '', arguments: input });
   }
 }
+
+/** An answer past its limit; the adapter says which limit and how to raise it. */
+export class AnswerTooLarge extends Error {}
+
+const byteLength = (v: unknown): number => (typeof v === 'string' ? Buffer.byteLength(v) : 0);
+
+/** What a part carries that grows with the answer: text, deltas of text, reasoning or tool input, and input as text. */
+const sizeOf = (part: AiSdkPart): number => byteLength(part.text) + byteLength(part.delta) + byteLength(part.input);
 
 /** The provider's own reason where the version carries it (V3, V4), else the SDK's unified one. */
 function finishReasonOf(reason: AiSdkFinishReason | undefined): string {

@@ -11,11 +11,14 @@ import { abortErrorFrom, ConfigurationError } from '../core/errors.js';
 import { redactSecrets } from '../core/redact.js';
 import { untilAborted } from './attempt.js';
 import { callOptions, type CallExtras } from './ai-sdk-request.js';
-import { AnswerParts, fromGenerateResult } from './ai-sdk-response.js';
-import type { AiSdkJson, AiSdkLanguageModel, AiSdkPart } from './ai-sdk-types.js';
+import { generateResultProblem, MalformedAnswer, modelProblem, streamResultProblem } from './ai-sdk-checks.js';
+import { AnswerParts, AnswerTooLarge, fromGenerateResult } from './ai-sdk-response.js';
+import type { AiSdkGenerateResult, AiSdkJson, AiSdkLanguageModel, AiSdkPart } from './ai-sdk-types.js';
+import { pastLimitMessage } from './body-reader.js';
 import { retryAfterMs, truncate } from './http-failure.js';
 import { parseOptions } from './parse-options.js';
 import { ModelProviderError } from './provider-error.js';
+import { RESPONSE_BOUNDS, responseBoundOptions } from './response-bounds.js';
 import { providerShell, type CallSettings } from './provider-shell.js';
 import type { ModelProvider, ModelRequest, ModelStreamChunk } from './types.js';
 
@@ -39,11 +42,19 @@ export interface AiSdkModelOptions {
   server?: { address: string; port?: number };
   /** Retries after the first attempt, for errors the SDK marks retryable (429, 5xx). Default 2. */
   maxRetries?: number;
+  /**
+   * The most bytes of answer (text, tool input) one generate call may bring; past it the call
+   * fails, not retried. Default 8 MiB, as for the HTTP adapters.
+   */
+  maxResponseBytes?: number;
+  /** The same for a streamed answer: past it reading stops and the SDK's stream is cancelled. Default 64 MiB. */
+  maxStreamBytes?: number;
 }
 
 const USAGE =
   'aiSdkModel(languageModel, { providerName?: string, supportsOutputSchema?: boolean, ' +
-  'providerOptions?: Record<string, Record<string, JSON>>, server?: { address: string, port?: number }, maxRetries?: number })';
+  'providerOptions?: Record<string, Record<string, JSON>>, server?: { address: string, port?: number }, maxRetries?: number, ' +
+  'maxResponseBytes?: number, maxStreamBytes?: number })';
 
 const optionsSchema = z.strictObject({
   providerName: z.string('must be a string').min(1, 'must not be empty').optional(),
@@ -51,9 +62,8 @@ const optionsSchema = z.strictObject({
   providerOptions: z.record(z.string(), z.record(z.string(), z.json()), 'must map provider ids to option objects').optional(),
   server: z.strictObject({ address: z.string().min(1), port: z.int().min(1).max(65535).optional() }, 'must be { address, port? }').optional(),
   maxRetries: z.int('must be a whole number of retries (0 disables retrying)').min(0, 'must be 0 or more').optional(),
+  ...responseBoundOptions,
 });
-
-const VERSIONS = new Set(['v2', 'v3', 'v4']);
 
 export function aiSdkModel(model: AiSdkLanguageModel, options: AiSdkModelOptions = {}): ModelProvider {
   checkModel(model);
@@ -64,6 +74,8 @@ export function aiSdkModel(model: AiSdkLanguageModel, options: AiSdkModelOptions
   const extras = (signal: AbortSignal | undefined): CallExtras => ({ nativeOutput, providerOptions: o.providerOptions, signal });
   const failure = failureFor(model, providerName);
   const call = <T>(attempt: () => PromiseLike<T>, signal: AbortSignal | undefined) => withRetries(attempt, signal, maxRetries, failure);
+  const limits = { generate: o.maxResponseBytes ?? RESPONSE_BOUNDS.maxResponseBytes, stream: o.maxStreamBytes ?? RESPONSE_BOUNDS.maxStreamBytes };
+  const unreadable = unreadableFor(model, providerName);
 
   return providerShell(
     providerName,
@@ -71,11 +83,16 @@ export function aiSdkModel(model: AiSdkLanguageModel, options: AiSdkModelOptions
     {
       async send(request: ModelRequest, settings: CallSettings, signal: AbortSignal | undefined) {
         const sent = callOptions(request, settings, extras(signal));
-        return fromGenerateResult(await call(() => model.doGenerate(sent), signal));
+        const result: unknown = await call(() => model.doGenerate(sent), signal);
+        return readAnswer(unreadable, 'an answer', limits.generate, 'maxResponseBytes', () => {
+          const problem = generateResultProblem(result);
+          if (problem !== undefined) throw new MalformedAnswer(problem);
+          return fromGenerateResult(result as AiSdkGenerateResult, limits.generate);
+        });
       },
       stream(request: ModelRequest, settings: CallSettings, signal: AbortSignal | undefined) {
         const sent = callOptions(request, settings, extras(signal));
-        return streamAnswer(() => call(() => model.doStream(sent), signal), signal, failure);
+        return streamAnswer(() => call(() => model.doStream(sent), signal), signal, failure, { unreadable, limit: limits.stream });
       },
     },
     {
@@ -93,14 +110,35 @@ export function aiSdkModel(model: AiSdkLanguageModel, options: AiSdkModelOptions
 }
 
 function checkModel(model: AiSdkLanguageModel): void {
-  const m = model as Partial<AiSdkLanguageModel> | null;
-  const ok = typeof m === 'object' && m !== null && typeof m.doGenerate === 'function' && typeof m.doStream === 'function';
-  if (ok && VERSIONS.has(m.specificationVersion as string) && typeof m.modelId === 'string' && typeof m.provider === 'string') return;
-  const version = ok ? ` (this one has specificationVersion ${JSON.stringify(m.specificationVersion)})` : '';
+  const problem = modelProblem(model);
+  if (problem === undefined) return;
   throw new ConfigurationError(
-    `aiSdkModel needs an AI SDK language model of specification v2, v3 or v4${version}: a model object from an AI SDK 5, 6 ` +
+    `aiSdkModel needs an AI SDK language model of specification v2, v3 or v4 (${problem}): a model object from an AI SDK 5, 6 ` +
       `or 7 provider package, e.g. aiSdkModel(createOpenAI({ apiKey }).chat("gpt-4o-mini")) or aiSdkModel(google("gemini-2.5-flash")).`,
   );
+}
+
+type Unreadable = (error: MalformedAnswer | AnswerTooLarge, what: string, limit: number, option: string) => ModelProviderError;
+
+/** An answer that cannot be read, or is past its limit, as the provider's error: not retried, since the model object would answer the same. */
+function unreadableFor(model: AiSdkLanguageModel, providerName: string): Unreadable {
+  const who = `${providerName} (AI SDK provider "${model.provider}", model "${model.modelId}")`;
+  return (error, what, limit, option) =>
+    new ModelProviderError(
+      error instanceof AnswerTooLarge
+        ? pastLimitMessage(who, what, limit, option, 'aiSdkModel')
+        : `${who} answered something symfonic cannot read: ${error.message}. Check the model object given to aiSdkModel().`,
+      { status: undefined, provider: providerName, retryable: false },
+    );
+}
+
+function readAnswer<T>(unreadable: Unreadable, what: string, limit: number, option: string, read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    if (error instanceof MalformedAnswer || error instanceof AnswerTooLarge) throw unreadable(error, what, limit, option);
+    throw error;
+  }
 }
 
 /** AI SDK provider ids, by their first segment, as the GenAI conventions' provider names. */
@@ -179,9 +217,16 @@ async function* streamAnswer(
   start: () => Promise<{ stream: ReadableStream<AiSdkPart> }>,
   signal: AbortSignal | undefined,
   failure: Failure,
+  bound: { unreadable: Unreadable; limit: number },
 ): AsyncGenerator<ModelStreamChunk, void, undefined> {
-  const reader = (await start()).stream.getReader();
-  const answer = new AnswerParts();
+  const read = <T>(f: () => T): T => readAnswer(bound.unreadable, 'a streamed answer', bound.limit, 'maxStreamBytes', f);
+  const started: unknown = await start();
+  const reader = read(() => {
+    const problem = streamResultProblem(started);
+    if (problem !== undefined) throw new MalformedAnswer(problem);
+    return (started as { stream: ReadableStream<AiSdkPart> }).stream.getReader();
+  });
+  const answer = new AnswerParts(bound.limit);
   let done = false;
   try {
     while (!done) {
@@ -192,8 +237,9 @@ async function* streamAnswer(
         throw failure(error, signal);
       }
       if (next.done) break;
-      if (next.value.type === 'error') throw failure(next.value.error, signal);
-      const delta = answer.add(next.value);
+      const part = next.value;
+      if ((part as Partial<AiSdkPart> | null)?.type === 'error') throw failure(part.error, signal);
+      const delta = read(() => answer.add(part));
       if (delta !== '') yield { type: 'text', delta };
       done = next.value.type === 'finish';
     }

@@ -47,8 +47,13 @@ export function byteSize(bytes: number): string {
 
 /** The message for a body past its limit, naming the option that raises it. */
 export function tooLargeMessage(target: HttpTarget, what: string, limit: number, option: string): string {
+  return pastLimitMessage(`${target.provider} at ${target.displayURL}`, what, limit, option, target.auth.factory);
+}
+
+/** The same, for any provider: `who` sent `what` past `limit`, which `option` of `factory()` raises. */
+export function pastLimitMessage(who: string, what: string, limit: number, option: string, factory: string): string {
   return (
-    `${target.provider} at ${target.displayURL} sent ${what} larger than ${byteSize(limit)} (${option}), so symfonic stopped ` +
-    `reading it and failed the call. If this model's answers are really that large, raise ${option} in ${target.auth.factory}().`
+    `${who} sent ${what} larger than ${byteSize(limit)} (${option}), so symfonic stopped ` +
+    `reading it and failed the call. If this model's answers are really that large, raise ${option} in ${factory}().`
   );
 }

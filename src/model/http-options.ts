@@ -3,6 +3,7 @@
  * timeouts, headers, a custom fetch, body limits, and the base URL and key checks.
  */
 import { z } from 'zod';
+import { responseBoundOptions } from './response-bounds.js';
 
 /** Options every HTTP adapter accepts on top of its own. */
 export interface HttpProviderOptions {
@@ -45,8 +46,7 @@ export const httpOptionsShape = {
     .optional(),
   headers: z.record(z.string(), z.string('must map header names to string values')).optional(),
   fetch: z.custom<typeof fetch>((v) => typeof v === 'function', 'must be a fetch-compatible function').optional(),
-  maxResponseBytes: z.int('must be a whole number of bytes').positive('must be greater than 0').optional(),
-  maxStreamBytes: z.int('must be a whole number of bytes').positive('must be greater than 0').optional(),
+  ...responseBoundOptions,
 };
 
 /**

@@ -9,22 +9,17 @@ import { abortableSleep } from '../core/signals.js';
 import { abortErrorFrom } from '../core/errors.js';
 import { Attempt, untilAborted } from './attempt.js';
 import { readBody, tooLargeMessage } from './body-reader.js';
+import { RESPONSE_BOUNDS } from './response-bounds.js';
 import { bodySnippet, brokenBodyFailure, failureForStatus, networkFailure, timeoutFailure, type Failure } from './http-failure.js';
 import { providerError, type HttpTarget } from './http-target.js';
 import type { HttpProviderOptions } from './http-options.js';
-
-const MiB = 1024 * 1024;
 
 const DEFAULTS = {
   maxRetries: 3,
   timeoutMs: 600_000,
   baseDelayMs: 500,
   maxDelayMs: 8_000,
-  // A whole JSON answer: far above the longest completion a model writes (about 1 MiB for 128k
-  // tokens of output), far below what would hurt a process.
-  maxResponseBytes: 8 * MiB,
-  // A stream repeats JSON framing around every few tokens, several times the size of its text.
-  maxStreamBytes: 64 * MiB,
+  ...RESPONSE_BOUNDS,
 } as const;
 
 /** An error body is read this far: enough for any error message a server writes, quoted in part. */

@@ -2,15 +2,17 @@
  * Issue 29's first finding: a tool's error quoting `DB_PASSWORD=…`, `STRIPE_SECRET_KEY=rk_live_…`
  * or a bare `ghp_…` reached the model verbatim. Every secret below, by the name in front of it or
  * by its published shape, is followed down every road an error text takes to a third party: the
- * tool message the model reads, a child's failure as its parent's model reads it, the status and
- * exception events of every span, the run's events and the warning logged when a run fails.
+ * tool message the model reads, a child's failure as its parent's model reads it (in process and
+ * from a remote child over A2A), the status and exception events of every span, the run's events
+ * and the warning logged when a run fails.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool, SubAgent, SymfonicAgent, type RunEvent } from '../../src/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
 import { collectingLogger } from '../support/logging.js';
 import { recordEachTest } from '../support/per-test.js';
+import { delegating, router, serveLeaf } from '../remote/helpers.js';
 
 const rec = recordEachTest();
 
@@ -92,6 +94,28 @@ describe.each(SECRETS)('%s', (said, secret) => {
     expect(JSON.stringify(events)).not.toContain(secret);
     expect(JSON.stringify(lines)).toContain('gateway said');
     expect(JSON.stringify(lines)).not.toContain(secret);
+  });
+});
+
+describe("a remote child's failure, over A2A", () => {
+  const open: { close(): Promise<void> }[] = [];
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((s) => s.close()));
+  });
+
+  it('every shape at once: neither the caller\'s model nor any span of either side carries one', async () => {
+    const said = SECRETS.map(([text]) => text).join('\n');
+    const served = await serveLeaf('fetcher', { model: scriptedModel([new Error(`gateway said: ${said}`)]) });
+    open.push(served.server);
+    const model = delegating('fetcher', 'fetch it', 'done');
+    await router({ name: 'fetcher', url: served.server.url, description: 'Fetches.' }, { model }).run('go', { scope: { tenantId: 'acme' } });
+    const toolMessage = model.calls[1]!.messages.at(-1)!.content;
+    expect(toolMessage).toContain('gateway said');
+    expect(spanTexts()).toContain('gateway said');
+    for (const [, secret] of SECRETS) {
+      expect(toolMessage).not.toContain(secret);
+      expect(spanTexts()).not.toContain(secret);
+    }
   });
 });
 
