@@ -58,6 +58,21 @@ describe('abort against llama-server', () => {
     expect(next.usage.outputTokens).toBeGreaterThan(0);
     await agent.close();
   });
+
+  it('an abort while a plain call waits for its answer: the run ends, and the server cancels the task', async () => {
+    const agent = agentOn(wireRecorder(), new MetricsCollector(), LONG);
+    const controller = new AbortController();
+    const before = server.log().split('cancel task').length;
+    const run = agent.run('Tell a very long story about a lighthouse keeper, chapter by chapter.', { scope: { tenantId: 'abort' }, signal: controller.signal });
+    run.catch(() => undefined);
+    // The server has taken the request once a slot is processing it.
+    expect(await poll(busy, (n) => n > 0, { timeoutMs: 30_000, intervalMs: 50 })).toBe(1);
+    controller.abort();
+    await expect(run).rejects.toMatchObject({ name: 'AbortError' });
+    expect(await poll(async () => server.log().split('cancel task').length, (n) => n > before, { timeoutMs: 30_000 })).toBeGreaterThan(before);
+    expect(await poll(busy, (n) => n === 0, { timeoutMs: 30_000, intervalMs: 100 })).toBe(0);
+    await agent.close();
+  });
 });
 
 describe('8 concurrent roots over two tenants against llama-server', () => {
