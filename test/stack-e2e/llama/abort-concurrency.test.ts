@@ -39,36 +39,38 @@ function agentOn(wire: WireRecorder, collector: MetricsCollector, maxTokens: num
 const LONG = 4000;
 
 describe('abort against llama-server', () => {
-  it.each(['stream', 'generate'] as const)('an abort (%s) ends the run at once and the server cancels its generation', async (mode) => {
+  it('an abort mid-stream ends the run at once and the server cancels its generation', async () => {
     const wire = wireRecorder();
     const agent = agentOn(wire, new MetricsCollector(), LONG);
     const controller = new AbortController();
     const before = server.log().split('cancel task').length;
-    const prompt = 'Tell a very long story about a lighthouse keeper, chapter by chapter.';
-    let settled: Promise<unknown>;
-    if (mode === 'stream') {
-      const stream = agent.stream(prompt, { scope: { tenantId: 'abort' }, signal: controller.signal });
-      settled = stream.result;
-      settled.catch(() => undefined);
-      for await (const e of stream) if (e.type === 'text.delta') break;
-    } else {
-      settled = agent.run(prompt, { scope: { tenantId: 'abort' }, signal: controller.signal });
-      settled.catch(() => undefined);
-      // The server has taken the request once a slot is processing it.
-      expect(await poll(busy, (n) => n > 0, { timeoutMs: 30_000, intervalMs: 50 })).toBe(1);
-    }
+    const stream = agent.stream('Tell a very long story about a lighthouse keeper, chapter by chapter.', { scope: { tenantId: 'abort' }, signal: controller.signal });
+    stream.result.catch(() => undefined);
+    for await (const e of stream) if (e.type === 'text.delta') break;
     controller.abort();
-    await expect(settled).rejects.toMatchObject({ name: 'AbortError' });
+    await expect(stream.result).rejects.toMatchObject({ name: 'AbortError' });
     // The server stops generating: its slot goes idle and its log says it cancelled the task.
     expect(await poll(busy, (n) => n === 0, { timeoutMs: 20_000, intervalMs: 100 })).toBe(0);
     expect(await poll(async () => server.log().split('cancel task').length, (n) => n > before, { timeoutMs: 5_000 })).toBeGreaterThan(before);
-    await wire.settled();
     expect(wire.exchanges).toHaveLength(1);
-    // What the server sent before the abort is far short of the tokens asked for.
-    if (mode === 'stream') expect(wire.exchanges[0]!.chunks!.length).toBeLessThan(LONG / 4);
     // A new request is answered: the server is not wedged by the abandoned one.
     const next = await agentOn(wireRecorder(), new MetricsCollector(), 8).run('Say hi.', { scope: { tenantId: 'abort' } });
     expect(next.usage.outputTokens).toBeGreaterThan(0);
+    await agent.close();
+  });
+
+  it('an abort while a plain call waits for its answer: the run ends, and the server cancels the task', async () => {
+    const agent = agentOn(wireRecorder(), new MetricsCollector(), LONG);
+    const controller = new AbortController();
+    const before = server.log().split('cancel task').length;
+    const run = agent.run('Tell a very long story about a lighthouse keeper, chapter by chapter.', { scope: { tenantId: 'abort' }, signal: controller.signal });
+    run.catch(() => undefined);
+    // The server has taken the request once a slot is processing it.
+    expect(await poll(busy, (n) => n > 0, { timeoutMs: 30_000, intervalMs: 50 })).toBe(1);
+    controller.abort();
+    await expect(run).rejects.toMatchObject({ name: 'AbortError' });
+    expect(await poll(async () => server.log().split('cancel task').length, (n) => n > before, { timeoutMs: 30_000 })).toBeGreaterThan(before);
+    expect(await poll(busy, (n) => n === 0, { timeoutMs: 30_000, intervalMs: 100 })).toBe(0);
     await agent.close();
   });
 });

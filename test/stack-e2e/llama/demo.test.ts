@@ -49,7 +49,7 @@ function demo(args: string[]): Promise<{ code: number | null; stdout: string; st
 interface Node {
   agent: string;
   status: string;
-  usage: { inputTokens: number; outputTokens: number; source: string };
+  usage: { inputTokens: number; outputTokens: number };
   totalUsage: { inputTokens: number; outputTokens: number };
   delegations: { child: string; outcome: string }[];
   children: Node[];
@@ -66,7 +66,6 @@ describe('symfonic demo --provider openai-compatible → llama-server', () => {
     // The tree's totals are what llama-server processed during the demo, token for token.
     expect(tree.totalUsage).toMatchObject({ inputTokens: after.input - before.input, outputTokens: after.output - before.output });
     expect(tree.totalUsage.outputTokens).toBeGreaterThan(0);
-    for (const n of walk(tree)) expect(n.usage.source, n.agent).toBe('reported');
     // Whatever the model asked of run_agent, each delegation has an outcome and a finished run.
     for (const n of walk(tree)) for (const d of n.delegations) expect(d.outcome, `${n.agent} → ${d.child}`).toMatch(/^[a-z_]+$/);
     expect(r.code, r.stderr).toBe(tree.error === null ? 0 : 1);

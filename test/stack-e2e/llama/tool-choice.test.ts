@@ -10,6 +10,14 @@
  * 'required' with the named tool alone in `tools`; the named test holds the adapter to a form
  * the server obeys.
  *
+ * Measured before toolChoice existed, by sending tool_choice "required" by hand: this server's
+ * grammar for it (the differential autoparser's, for the Qwen2.5 template) is
+ * `root ::= "<|im_start|>assistant\n" space until-"<tool_call>"? tool-calls`: free text may come
+ * before the call, which is forced only before the end. SmolLM2-135M writes text until max_tokens
+ * (finish_reason "length", 300 of 300 tokens, no call), so the 'required' and { name } tests below
+ * cannot pass on this model and server whatever symfonic sends; they hold symfonic to the wire and
+ * would pass on a model that reaches the call. 'none' passes.
+ *
  * Assumes a forced choice applies until a tool has run, then the loop goes back to 'auto' (as
  * the OpenAI Agents SDK's reset_tool_choice does): kept on every turn, 'required' never lets a
  * model answer in words, so the run could only end at maxTurns.
