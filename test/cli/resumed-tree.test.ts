@@ -108,6 +108,7 @@ describe('the live tree of a resume alone', () => {
     return new SymfonicAgent({
       name: 'boss',
       modelProvider: model,
+      snapshotKey: 'resumed-tree-snapshot-key',
       subAgents: [new SubAgentSpec({ name: 'helper', description: 'Helps.' }), new SubAgentSpec({ name: 'cashier', description: 'Pays.', tools: [pay] })],
     });
   }

@@ -3,6 +3,9 @@ import { z } from 'zod';
 import { InMemorySessionStore, SubAgentSpec, SymfonicAgent, defineTool, type Message } from '../../src/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
 
+/** Resume takes only signed snapshots unless an agent opts out (issue 29). */
+const SNAPSHOT_KEY = 'session-tests-snapshot-key';
+
 const scope = { tenantId: 'acme', sessionId: 'chat-9' };
 
 function refundAgent(sessions: InMemorySessionStore, seen: (readonly Message[])[]) {
@@ -14,7 +17,7 @@ function refundAgent(sessions: InMemorySessionStore, seen: (readonly Message[])[
     if (last.content === 'refund 5') return { toolCalls: [{ id: 'r1', name: 'refund', arguments: { amount: 5 } }] };
     return `answer to ${last.content}`;
   });
-  return new SymfonicAgent({ name: 'support', modelProvider: model, tools: [refund], sessions });
+  return new SymfonicAgent({ name: 'support', modelProvider: model, tools: [refund], sessions, snapshotKey: SNAPSHOT_KEY });
 }
 
 describe('a suspended turn', () => {
@@ -49,7 +52,7 @@ describe('a suspended turn', () => {
     const refund = defineTool({ name: 'refund', description: 'refunds', input: z.object({ amount: z.number() }), needsApproval: true, execute: () => 'refunded' });
     const childModel = scriptedModel((request) => (request.messages.at(-1)!.role === 'tool' ? 'child done' : { toolCalls: [{ id: 'c', name: 'refund', arguments: { amount: 1 } }] }));
     const rootModel = scriptedModel((request) => (request.messages.at(-1)!.role === 'tool' ? 'root done' : { toolCalls: [{ name: 'run_agent', arguments: { name: 'billing', task: 'refund one' } }] }));
-    const root = new SymfonicAgent({ name: 'router', modelProvider: rootModel, sessions, subAgents: [new SubAgentSpec({ name: 'billing', description: 'billing', modelProvider: childModel, tools: [refund], memory: 'session' })] });
+    const root = new SymfonicAgent({ name: 'router', modelProvider: rootModel, sessions, snapshotKey: SNAPSHOT_KEY, subAgents: [new SubAgentSpec({ name: 'billing', description: 'billing', modelProvider: childModel, tools: [refund], memory: 'session' })] });
     const paused = await root.run('please refund', { scope });
     expect(paused.status).toBe('suspended');
     expect(await root.session('acme', 'chat-9').messages('router/billing')).toEqual([]);
