@@ -21,7 +21,7 @@ function team() {
     'Paid 5.',
     'All paid.',
   ]);
-  return new SymfonicAgent({ name: 'boss', modelProvider: model, subAgents: [new SubAgentSpec({ name: 'cashier', description: 'Pays.', tools: [pay] })] });
+  return new SymfonicAgent({ name: 'boss', snapshotKey: 'html-pause-snapshot-key', modelProvider: model, subAgents: [new SubAgentSpec({ name: 'cashier', description: 'Pays.', tools: [pay] })] });
 }
 
 const WAIT_MS = 7810;
