@@ -76,7 +76,7 @@ export { RedisBudgetStore, type RedisBudgetStoreOptions, type TenantBudgetReport
 // Sessions: a conversation across runs
 export type { SessionStore, SessionKey, SessionTurn, SessionTurnRecord } from './session/session-store.js';
 export { InMemorySessionStore, type InMemorySessionStoreOptions } from './session/in-memory-session-store.js';
-export { RedisSessionStore, type RedisSessionStoreOptions } from './session/redis/redis-session-store.js';
+export { RedisSessionStore, type RedisSessionStoreOptions, type SessionClient } from './session/redis/redis-session-store.js';
 export { SessionError, SessionStoreUnavailableError } from './session/session-errors.js';
 export type { AgentSession } from './agent/agent-session.js';
 export type { ChildMemory, CompactHistory, CompactContext } from './session/session-memory.js';

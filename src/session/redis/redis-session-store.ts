@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import type { Cluster, Redis } from 'ioredis';
 import { ConfigurationError } from '../../core/errors.js';
 import { readOptions } from '../../core/options.js';
 import type { Message } from '../../model/types.js';
@@ -11,8 +10,11 @@ import { pageOptions } from '../turn-pages.js';
 import { APPEND_SCRIPT } from './redis-session-script.js';
 import { sessionKeys, type SessionKeys } from './redis-session-keys.js';
 
-/** The ioredis calls the store makes: typed structurally, so the published declarations need no ioredis types. */
-interface SessionClient {
+/**
+ * The ioredis calls the store makes (`new Redis(...)` or `new Cluster(...)` has them): typed
+ * structurally, so the published declarations need no ioredis types (which need Node's).
+ */
+export interface SessionClient {
   evalsha(sha: string, numKeys: number, ...args: string[]): Promise<unknown>;
   eval(lua: string, numKeys: number, ...args: string[]): Promise<unknown>;
   lrange(key: string, start: number, stop: number): Promise<string[]>;
@@ -26,7 +28,7 @@ export interface RedisSessionStoreOptions {
   /** redis:// or rediss:// URL; the store makes its client on first use and closes it in close(). Default redis://127.0.0.1:6379. */
   url?: string;
   /** An ioredis client (Redis or Cluster) of yours instead of a URL; close() leaves it open. */
-  client?: Redis | Cluster;
+  client?: SessionClient;
   /** Put before every key; may not contain `{` or `}` (the session's hash tag follows it). Default 'symfonic:sessions:'. */
   keyPrefix?: string;
   /** How long a session lives after its last append, in ms (0: for ever). Default 30 days. */
@@ -40,7 +42,7 @@ const isClient = (c: unknown): boolean => ['evalsha', 'eval', 'lrange', 'hget', 
 const schema = z
   .object({
     url: z.string().regex(/^rediss?:\/\/[^/]/, 'url must be a redis:// or rediss:// URL naming a host').optional(),
-    client: z.custom<Redis | Cluster>(isClient, 'client must be an ioredis client: new Redis(...) or new Cluster(...)').optional(),
+    client: z.custom<SessionClient>(isClient, 'client must be an ioredis client: new Redis(...) or new Cluster(...)').optional(),
     keyPrefix: z.string().max(200).regex(/^[^{}]*$/, 'keyPrefix may not contain { or }: the session hash tag must be the first {...} of every key').optional(),
     ttlMs: z.int('ttlMs must be a whole number of milliseconds').min(0, 'ttlMs must be 0 (no expiry) or more').optional(),
     maxMessagesPerSession: z.int('maxMessagesPerSession must be a whole number').positive('maxMessagesPerSession must be at least 1').optional(),
