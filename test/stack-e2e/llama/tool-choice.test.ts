@@ -1,32 +1,32 @@
 /**
  * Issue 34: `toolChoice` (RunOptions and agent options: 'auto' | 'required' | 'none' | { name })
- * against a real llama-server, which turns a forced choice into a grammar, so even a 135M model
- * answers with a well-formed call. Tests the wire and the tree's handling, not the model's choice.
+ * against a real llama-server (0.3.36, SmolLM2-135M, Qwen2.5 template). Tests the wire and the
+ * tree's handling, not the model's choice.
  *
- * What the server takes: llama-server 0.3.36's Chat Completions endpoint reads `tool_choice` as
- * a string only ('auto', 'required', 'none'). OpenAI's object form for a named tool
- * (`{ type: 'function', function: { name } }`) is logged as "Wrong type supplied for parameter
- * 'tool_choice'" and treated as 'auto'. A named choice therefore reaches this server only as
- * 'required' with the named tool alone in `tools`; the named test holds the adapter to a form
- * the server obeys.
+ * What we had to do (measured; see force-tool-call.ts): the server's grammar for "required" lets
+ * free text come before the call, and this model writes text until max_tokens. A custom GBNF
+ * `grammar` is refused beside `tools` (HTTP 400 "Cannot use custom grammar constraints with
+ * tools."). So the forced tests send through a user-level `fetch` wrapper that keeps "required"
+ * and ends the messages with an assistant prefill `<tool_call>\n`: the server continues it under
+ * its own tool-call grammar and answers a real `tool_calls` entry, which symfonic dispatches.
  *
- * Measured before toolChoice existed, by sending tool_choice "required" by hand: this server's
- * grammar for it (the differential autoparser's, for the Qwen2.5 template) is
- * `root ::= "<|im_start|>assistant\n" space until-"<tool_call>"? tool-calls`: free text may come
- * before the call, which is forced only before the end. SmolLM2-135M writes text until max_tokens
- * (finish_reason "length", 300 of 300 tokens, no call), so the 'required' and { name } tests below
- * cannot pass on this model and server whatever symfonic sends; they hold symfonic to the wire and
- * would pass on a model that reaches the call. 'none' passes.
+ * Named choice: symfonic sends OpenAI's object form `{ type: 'function', function: { name } }`
+ * (the contract, right for OpenAI). llama-server 0.3.36 reads `tool_choice` only as a string: it
+ * logs "Wrong type supplied for parameter 'tool_choice'" and takes the object as "auto". On this
+ * server a named choice needs "required" with the named tool alone in `tools`, which is what the
+ * wrapper sends; the test checks symfonic's wire form and the tree's run, not the server's reading
+ * of the object form.
  *
- * Assumes a forced choice applies until a tool has run, then the loop goes back to 'auto' (as
- * the OpenAI Agents SDK's reset_tool_choice does): kept on every turn, 'required' never lets a
- * model answer in words, so the run could only end at maxTurns.
+ * A forced choice applies until a tool has run, then the loop goes back to 'auto' (as the OpenAI
+ * Agents SDK's reset_tool_choice does): kept on every turn, 'required' never lets a model answer
+ * in words, so the run could only end at maxTurns.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { FrameworkConfig, SymfonicAgent, defineTool, openAICompatible } from '../../../src/index.js';
 import { MODEL, startLlamaServer, type LlamaServer } from './llama-server.js';
-import { serverTotals, wireRecorder, type Exchange, type WireRecorder } from './wire.js';
+import { forcingFetch, PREFILL, type Body } from './force-tool-call.js';
+import { chatCalls, serverTotals, wireRecorder, type Exchange, type WireRecorder } from './wire.js';
 
 let server: LlamaServer;
 beforeAll(async () => {
@@ -61,45 +61,68 @@ function team(wire: WireRecorder, ran: string[], agentChoice?: { name: string })
   });
 }
 
+/** A recorder of what symfonic sent, in front of the wrapper that forces the call on llama-server. */
+function forcedWire(): { wire: WireRecorder; sent: Body[] } {
+  const forcing = forcingFetch();
+  return { wire: wireRecorder(forcing.fetch), sent: forcing.sent };
+}
+
+const argumentsOf = (call: { function: { arguments: string } }) => JSON.parse(call.function.arguments) as { city: string };
+
 describe('toolChoice against llama-server', () => {
-  it("'required': the server's grammar makes a call, the tree runs it, the result goes back and the run answers", async () => {
-    const wire = wireRecorder();
+  it("'required': the server's tool-call grammar makes a call, the tree runs it, the result goes back and the run answers", async () => {
+    const { wire, sent } = forcedWire();
     const ran: string[] = [];
     const agent = team(wire, ran);
     const reply = await agent.run('Hello there!', { scope: { tenantId: 'choice' }, toolChoice: 'required' });
     await wire.settled();
-    expect(wire.exchanges.map((e) => e.status).every((s) => s === 200)).toBe(true);
-    const [first, second] = wire.exchanges;
+    const chats = chatCalls(wire);
+    expect(wire.exchanges.map((e) => e.status)).toEqual(wire.exchanges.map(() => 200));
+    expect(chats.length).toBeGreaterThanOrEqual(2);
+    const [first, second] = chats;
+    // symfonic forces the first turn only; the wrapper adds the prefill there alone.
     expect(first!.request['tool_choice']).toBe('required');
-    expect(choiceOf(first!).finish_reason).toBe('tool_calls');
-    const call = choiceOf(first!).message.tool_calls![0]!;
-    expect(ran[0]).toBe(`${call.function.name}(${(JSON.parse(call.function.arguments) as { city: string }).city})`);
-    // The call and its result went back, and the server took that history.
-    const messages = second!.request['messages'] as { role: string; tool_call_id?: string }[];
-    expect(messages.find((m) => m.role === 'tool')?.tool_call_id).toBe(call.id);
     expect(second!.request['tool_choice']).not.toBe('required');
+    expect(sent[0]!.messages.at(-1)).toEqual(PREFILL);
+    expect(sent[1]!.messages.at(-1)).not.toEqual(PREFILL);
+    // The server's own parser turned the forced text into tool calls.
+    expect(choiceOf(first!).finish_reason).toBe('tool_calls');
+    const calls = choiceOf(first!).message.tool_calls!;
+    expect(calls.length).toBeGreaterThan(0);
+    // The tree ran each call with the arguments the server parsed.
+    expect(ran).toEqual(calls.map((c) => `${c.function.name}(${argumentsOf(c).city})`));
+    // The calls and their results went back, and the server took that history (status 200 above).
+    const messages = second!.request['messages'] as { role: string; tool_call_id?: string; tool_calls?: { id: string }[] }[];
+    expect(messages.find((m) => m.role === 'assistant' && m.tool_calls)?.tool_calls!.map((c) => c.id)).toEqual(calls.map((c) => c.id));
+    expect(messages.filter((m) => m.role === 'tool').map((m) => m.tool_call_id)).toEqual(calls.map((c) => c.id));
     expect(reply.status).toBe('completed');
-    expect(reply.usage).toMatchObject(serverTotals(wire));
+    expect(reply.usage).toMatchObject(serverTotals(wire, chats));
     await agent.close();
   });
 
-  it("{ name } on the agent: the named tool is the one called, in a form llama-server obeys", async () => {
-    const wire = wireRecorder();
+  it('{ name } on the agent: symfonic sends OpenAI\'s object form; sent as "required" with that tool alone, the tree runs the named tool', async () => {
+    const { wire, sent } = forcedWire();
     const ran: string[] = [];
     const agent = team(wire, ran, { name: 'local_time' });
-    const before = server.log().split("Wrong type supplied for parameter 'tool_choice'").length;
     // A question about the weather, so only the forced choice makes the model ask for the time.
     const reply = await agent.run('Is it raining in Oslo?', { scope: { tenantId: 'choice' } });
     await wire.settled();
-    const [first] = wire.exchanges;
-    expect(server.log().split("Wrong type supplied for parameter 'tool_choice'").length, 'the server ignored the tool_choice it was sent').toBe(before);
+    expect(wire.exchanges.map((e) => e.status)).toEqual(wire.exchanges.map(() => 200));
+    const [first, second] = chatCalls(wire);
+    // The contract: OpenAI's named form, with every tool still offered.
+    expect(first!.request['tool_choice']).toEqual({ type: 'function', function: { name: 'local_time' } });
+    expect(toolNames(first!).sort()).toEqual(['local_time', 'weather']);
+    // What llama-server 0.3.36 obeys (it reads only a string tool_choice).
+    expect(sent[0]!['tool_choice']).toBe('required');
+    expect(sent[0]!.tools!.map((t) => t.function.name)).toEqual(['local_time']);
     expect(choiceOf(first!).finish_reason).toBe('tool_calls');
-    expect(choiceOf(first!).message.tool_calls!.map((c) => c.function.name)).toEqual(['local_time']);
-    expect(ran).toHaveLength(1);
-    expect(ran[0]).toMatch(/^local_time\(/);
+    const calls = choiceOf(first!).message.tool_calls!;
+    expect(calls.map((c) => c.function.name)).toEqual(calls.map(() => 'local_time'));
+    expect(ran).toEqual(calls.map((c) => `local_time(${argumentsOf(c).city})`));
     expect(reply.status).toBe('completed');
-    // Once the forced call has run, the next turn offers every tool again.
-    expect(toolNames(wire.exchanges[1]!).sort()).toEqual(['local_time', 'weather']);
+    // Once the forced call has run, the next turn is not forced and offers every tool again.
+    expect(second!.request['tool_choice']).not.toEqual(first!.request['tool_choice']);
+    expect(toolNames(second!).sort()).toEqual(['local_time', 'weather']);
     await agent.close();
   });
 
@@ -109,9 +132,10 @@ describe('toolChoice against llama-server', () => {
     const agent = team(wire, ran);
     const reply = await agent.run('What is the weather in Rome? Use the weather tool.', { scope: { tenantId: 'choice' }, toolChoice: 'none' });
     await wire.settled();
-    expect(wire.exchanges).toHaveLength(1);
-    expect(wire.exchanges[0]!.request['tool_choice']).toBe('none');
-    expect(choiceOf(wire.exchanges[0]!).message.tool_calls ?? []).toEqual([]);
+    const chats = chatCalls(wire);
+    expect(chats).toHaveLength(1);
+    expect(chats[0]!.request['tool_choice']).toBe('none');
+    expect(choiceOf(chats[0]!).message.tool_calls ?? []).toEqual([]);
     expect(ran).toEqual([]);
     expect(reply.finalResponse.length).toBeGreaterThan(0);
     await agent.close();

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Agent, defineTool, openAICompatible, type Message } from '../../../src/index.js';
 import { MODEL, startLlamaServer, type LlamaServer } from './llama-server.js';
-import { serverTotals, wireRecorder } from './wire.js';
+import { chatCalls, serverTotals, wireRecorder } from './wire.js';
 
 let server: LlamaServer;
 beforeAll(async () => {
@@ -68,12 +68,15 @@ describe('tool calls and results on the wire to llama-server', () => {
     });
     const reply = await agent.run('And which carrier was it?', { history: HISTORY });
     await wire.settled();
-    expect(wire.exchanges.map((e) => e.status)).toEqual([200]);
-    const sent = wire.exchanges[0]!.request['messages'] as WireMessage[];
+    // Besides the call: the tool-support check's GET /props, asked before a first request with tools.
+    const chats = chatCalls(wire);
+    expect(wire.exchanges.map((e) => e.status)).toEqual(wire.exchanges.map(() => 200));
+    expect(chats).toHaveLength(1);
+    const sent = chats[0]!.request['messages'] as WireMessage[];
     expect(sent.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool', 'assistant', 'user']);
     expect(sent[2]).toMatchObject({ content: null, tool_calls: [{ id: 'call_a17', type: 'function', function: { name: 'order_status', arguments: '{"orderId":"A-17"}' } }] });
     expect(sent[3]).toMatchObject({ tool_call_id: 'call_a17', content: HISTORY[2]!.content });
-    expect(reply.usage).toMatchObject(serverTotals(wire));
+    expect(reply.usage).toMatchObject(serverTotals(wire, chats));
     // The model's answer is not judged; that it answered (and what it cost) is.
     expect(reply.usage.outputTokens).toBeGreaterThan(0);
   });

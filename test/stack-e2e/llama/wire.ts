@@ -5,6 +5,8 @@
  * server's own rather than with figures symfonic computed.
  */
 export interface Exchange {
+  /** The address called: chat completions, or the server's `/props` (openAICompatible's tool-support check). */
+  url: string;
   request: Record<string, unknown>;
   status: number;
   /** The JSON answer of a plain call. */
@@ -41,12 +43,17 @@ function parseSse(text: string): Record<string, unknown>[] {
     .map((data) => JSON.parse(data) as Record<string, unknown>);
 }
 
-export function wireRecorder(): WireRecorder {
+/**
+ * `inner` is what the recorder passes each call on to (the global fetch unless given), so a test
+ * can record what symfonic sent before a user's own fetch wrapper changes it.
+ */
+export function wireRecorder(inner: typeof fetch = fetch): WireRecorder {
   const exchanges: Exchange[] = [];
   const recording: typeof fetch = async (input, init) => {
     const request = typeof init?.body === 'string' ? (JSON.parse(init.body) as Record<string, unknown>) : {};
-    const response = await fetch(input, init);
-    const exchange: Exchange = { request, status: response.status, text: '', read: Promise.resolve() };
+    const response = await inner(input, init);
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    const exchange: Exchange = { url, request, status: response.status, text: '', read: Promise.resolve() };
     exchanges.push(exchange);
     // The copy is read beside the caller's; a read cut by an abort leaves what arrived.
     exchange.read = response
@@ -84,4 +91,9 @@ export function serverTotals(wire: WireRecorder, exchanges = wire.exchanges): { 
     },
     { inputTokens: 0, outputTokens: 0 },
   );
+}
+
+/** The Chat Completions calls among the exchanges, without the tool-support check's GET /props. */
+export function chatCalls(wire: WireRecorder): Exchange[] {
+  return wire.exchanges.filter((e) => e.url.endsWith('/chat/completions'));
 }
