@@ -30,7 +30,7 @@ export interface Interruption {
 }
 
 /** What a person decides for one interruption. */
-export type Decision = { approve: true; inputDigest?: string } | { approve: false; reason?: string } | { answer: string } | { retry: true };
+export type Decision = { approve: true; inputDigest?: string | undefined } | { approve: false; reason?: string } | { answer: string } | { retry: true };
 
 /** Decisions by interruption id. */
 export type Decisions = Readonly<Record<string, Decision>>;

@@ -124,7 +124,7 @@ const DECLARATIONS: Record<string, string> = Object.fromEntries(Object.entries(E
 
 /**
  * Type-checks each block as its own module in a scratch package, with the repository's compiler
- * options and 'symfonic' resolving to the built declarations (dist/, as a user's project
+ * options made as strict as the strict consumer's (exactOptionalPropertyTypes), and 'symfonic' resolving to the built declarations (dist/, as a user's project
  * resolves the published ones): a wrong name, a missing import or an undefined variable is a
  * diagnostic. Returns the diagnostics as text, per block. Only the blocks are checked: src/ is
  * checked by the build that wrote those declarations and by npm run typecheck, and checking it
@@ -143,6 +143,10 @@ export function typeCheck(blocks: readonly Block[]): Record<string, string[]> {
     const parsed = ts.parseJsonConfigFileContent(config.config, ts.sys, ROOT);
     const options: ts.CompilerOptions = {
       ...parsed.options,
+      // The strict consumer's settings (test/foundation/strict-consumer.test.ts): a block a user
+      // pastes into a project with exactOptionalPropertyTypes must compile there too.
+      strict: true,
+      exactOptionalPropertyTypes: true,
       noEmit: true,
       declaration: false,
       sourceMap: false,
