@@ -60,13 +60,15 @@ interface Created {
 }
 
 export class ServedTasks {
-  /** Signs the snapshots of paused tasks: the server's own, since they never leave it. */
-  private readonly snapshotKey = serverSnapshotKey();
+  /** Signs the snapshots of paused tasks: the store's when it is shared by a fleet, else the server's own, since they never leave it. */
+  private readonly snapshotKey: string;
 
   constructor(
     private readonly agent: SymfonicAgent,
     private readonly store: TaskStore,
-  ) {}
+  ) {
+    this.snapshotKey = store.snapshotKey ?? serverSnapshotKey();
+  }
 
   /**
    * The task for a message, checked and kept, not running yet (a stream watches it before its run
