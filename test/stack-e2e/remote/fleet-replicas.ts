@@ -19,9 +19,11 @@ export interface Replica {
   close(): Promise<void>;
 }
 
+/** `Bearer acme` and `Bearer evil` are those principals; `Bearer brace` is principal "}{evil", whose id would break a hash tag spelled from it. */
 const byToken = (req: { headers: Record<string, string | string[] | undefined> }) => {
-  const m = /^Bearer (evil|acme)$/.exec(String(req.headers.authorization));
-  return m ? { principal: m[1]!, tenants: [m[1]!] } : null;
+  const m = /^Bearer (evil|acme|brace)$/.exec(String(req.headers.authorization));
+  if (!m) return null;
+  return m[1] === 'brace' ? { principal: '}{evil', tenants: ['brace'] } : { principal: m[1]!, tenants: [m[1]!] };
 };
 
 /**

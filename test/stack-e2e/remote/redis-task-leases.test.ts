@@ -5,10 +5,12 @@
  * run where it runs; SubscribeToTask on another replica follows the run to its end.
  */
 import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RedisTaskStoreOptions } from '../../../src/remote/index.js';
 import { testRedis, uniquePrefix } from '../redis/redis-server.js';
+import { forkWorker } from '../redis/workers.js';
 import { getTask, replica, rpc, start, streamed, type Replica } from './fleet-replicas.js';
 
 let redis: { url: string; close(): Promise<void> };
@@ -26,6 +28,7 @@ afterEach(async () => {
   for (const c of clients.splice(0)) c.disconnect();
 });
 
+const WORKER = fileURLToPath(new URL('./fleet-worker.mjs', import.meta.url));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function shared(options: Partial<RedisTaskStoreOptions> = {}): RedisTaskStoreOptions {
@@ -92,5 +95,26 @@ describe('RedisTaskStore: a task running on another replica', () => {
     const last = updates[updates.length - 1];
     expect(last.statusUpdate.status.state).toBe('TASK_STATE_COMPLETED');
     expect(updates.find((u) => u.artifactUpdate)?.artifactUpdate.artifact.parts[0].text).toBe('slow answer');
+  });
+});
+
+describe('RedisTaskStore: a replica process SIGKILLed mid-run', () => {
+  it('its running task reads failed, saying its lease lapsed, on the replica still alive; no task stays working', async () => {
+    const options = shared({ url: redis.url, leaseMs: 500 });
+    const worker = forkWorker(options, WORKER);
+    try {
+      const { url } = await worker.next<{ url: string }>('ready');
+      const b = await add(options);
+      const task = await start(url, 'acme', 'anything', { returnImmediately: true });
+      await sleep(1200);
+      expect((await getTask(b.url, 'acme', task.id)).json.result.status.state).toBe('TASK_STATE_WORKING');
+      await worker.kill('SIGKILL');
+      await sleep(1200);
+      const got = (await getTask(b.url, 'acme', task.id)).json.result;
+      expect(got.status.state).toBe('TASK_STATE_FAILED');
+      expect(got.status.message.parts[0].text).toMatch(/stopped renewing its lease \(leaseMs 500 ms\); it may have crashed/);
+    } finally {
+      await worker.kill('SIGKILL');
+    }
   });
 });

@@ -5,6 +5,7 @@
  * not found on every replica.
  */
 import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RedisTaskStoreOptions } from '../../../src/remote/index.js';
 import { testRedis, uniquePrefix } from '../redis/redis-server.js';
@@ -114,6 +115,31 @@ describe('RedisTaskStore: replicas on one Redis are one agent', () => {
     expect(cancelled.status.state).toBe('TASK_STATE_CANCELED');
     expect((await getTask(a!.url, 'acme', task.id)).json.result.status.state).toBe('TASK_STATE_CANCELED');
     expect((await decide(a!.url, 'acme', task)).json.error.message).toMatch(/has ended/);
+  });
+});
+
+describe('RedisTaskStore: keys', () => {
+  it('every key of a principal carries one hash tag, a hash of its id: braces in the id change nothing, and principals never share one', async () => {
+    const [a, b] = await fleet(2);
+    const prefix = (a!.store as any).settings.keyPrefix as string;
+    await start(a!.url, 'acme', 'pay 1');
+    await start(b!.url, 'evil', 'slow 1');
+    const brace = await start(a!.url, 'brace', 'pay 2');
+    expect((await getTask(b!.url, 'evil', brace.id)).json.error.code).toBe(NOT_FOUND);
+    expect((await getTask(b!.url, 'brace', brace.id)).json.result.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
+    const client = new Redis(redis.url);
+    try {
+      const keys = await client.keys(`${prefix}:*`);
+      const tags = new Set<string>();
+      for (const k of keys) {
+        const m = /^(.*?):\{([0-9a-f]{32})\}:/.exec(k);
+        expect(m?.[1], k).toBe(prefix);
+        tags.add(m![2]!);
+      }
+      expect(tags.size).toBe(3);
+    } finally {
+      client.disconnect();
+    }
   });
 });
 
