@@ -153,18 +153,19 @@ keepAll()
 return 1
 `);
 
-/** ARGV[7..]: ids of tasks this replica runs. Their leases go on; returns how many were still held. */
+/** ARGV[7..]: ids of tasks this replica runs. Their leases go on; returns the ids no longer held (lapsed and failed, or ended elsewhere). */
 export const RENEW = script('tasks.renew', `
-local held = 0
+local lost = {}
 for i = 7, #ARGV do
   if redis.call('ZSCORE', base .. 'running', ARGV[i]) then
     redis.call('ZADD', base .. 'running', now + lease, ARGV[i])
     redis.call('PEXPIRE', tk(ARGV[i]), keep)
-    held = held + 1
+  else
+    lost[#lost + 1] = ARGV[i]
   end
 end
 keepAll()
-return held
+return lost
 `);
 
 /** ARGV[7]: id. The task's fields, flat, after the sweep (empty when it is not this principal's). */

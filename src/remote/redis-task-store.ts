@@ -158,7 +158,11 @@ export class RedisTaskStore implements TaskStore {
     }
   }
 
-  /** Renews the lease of every run in flight here, one call a principal. */
+  /**
+   * Renews the lease of every run in flight here, one call a principal. A run whose lease was
+   * lost (this replica was cut off longer than leaseMs, and the fleet has read it failed) is
+   * stopped: its outcome could no longer be filed, and its spend would go on for nothing.
+   */
   private async renew(): Promise<void> {
     if (this.inFlight.size === 0) {
       clearInterval(this.renewing);
@@ -169,7 +173,12 @@ export class RedisTaskStore implements TaskStore {
     for (const t of this.inFlight.values()) byOwner.set(t.owner, [...(byOwner.get(t.owner) ?? []), t.id]);
     await Promise.all(
       [...byOwner].map(([owner, ids]) =>
-        this.run(RENEW, owner, ids).catch((error: unknown) => this.settings.logger.error({ store: this.settings.name, err: error }, 'RedisTaskStore: could not renew leases')),
+        this.run(RENEW, owner, ids).then(
+          (lost) => {
+            for (const id of lost as string[]) this.inFlight.get(id)?.abort(`task ${id} lost its lease (leaseMs ${this.settings.leaseMs} ms) while this replica could not reach Redis, and the fleet has ended it`);
+          },
+          (error: unknown) => this.settings.logger.error({ store: this.settings.name, err: error }, 'RedisTaskStore: could not renew leases'),
+        ),
       ),
     );
   }

@@ -59,6 +59,12 @@ describe('RedisTaskStore: leases of running tasks', () => {
     expect(got.status.message.parts[0].text).toMatch(/stopped renewing its lease \(leaseMs 400 ms\)/);
     const listed = (await rpc(b.url, 'acme', 'ListTasks', { pageSize: 10 })).json.result;
     expect(listed.tasks.map((t: any) => [t.id, t.status.state])).toEqual([[task.id, 'TASK_STATE_FAILED']]);
+    // Back in touch, A learns at its next renewal that the lease is gone and stops the run; the fleet's answer stands.
+    expect([...a.store.running()].map((t) => t.id)).toEqual([task.id]);
+    await client.connect();
+    await sleep(800);
+    expect([...a.store.running()]).toEqual([]);
+    expect((await getTask(a.url, 'acme', task.id)).json.result.status.message.parts[0].text).toMatch(/stopped renewing its lease/);
   });
 });
 
@@ -101,7 +107,7 @@ describe('RedisTaskStore: a task running on another replica', () => {
 describe('RedisTaskStore: a replica process SIGKILLed mid-run', () => {
   it('its running task reads failed, saying its lease lapsed, on the replica still alive; no task stays working', async () => {
     const options = shared({ url: redis.url, leaseMs: 500 });
-    const worker = forkWorker(options, WORKER);
+    const worker = forkWorker({ ...options }, WORKER);
     try {
       const { url } = await worker.next<{ url: string }>('ready');
       const b = await add(options);
