@@ -1,4 +1,5 @@
 import { A2AProblem, RPC_CODE } from './rpc-envelope.js';
+import type { WireEvent } from './served-events.js';
 import { ServedTask, type TaskWatcher } from './served-task.js';
 
 /** How often a stream watching a task that runs on another replica reads it again. */
@@ -7,8 +8,8 @@ const REREAD_MS = 200;
 /**
  * A task read from a shared store while another replica runs it: GetTask and ListTasks show it
  * as stored; a stream watching it here reads it again until it pauses or ends, then ends as a
- * stream of the running replica would (its tree's run events stay on that replica); CancelTask
- * asks that replica to stop it.
+ * stream of the running replica would, carrying the run events that replica publishes meanwhile;
+ * CancelTask asks that replica to stop it.
  */
 export class ElsewhereTask extends ServedTask {
   /** Reads the task again from the store (set by the store that made this one). */
@@ -29,8 +30,16 @@ export class ElsewhereTask extends ServedTask {
     return true;
   }
 
+  /** Hears the run events the running replica publishes (set by the store that made this one). */
+  watchEvents: (fn: (events: readonly WireEvent[]) => void) => Promise<() => void> = async () => () => undefined;
+
   override watch(watcher: TaskWatcher): () => void {
     let stopped = false;
+    let unwatch: (() => void) | undefined;
+    this.watchEvents((events) => stopped || watcher({ type: 'events', events })).then(
+      (off) => (stopped ? off() : (unwatch = off)),
+      () => undefined,
+    );
     const poll = async (): Promise<void> => {
       if (stopped) return;
       const now = await this.reread().catch(() => this);
@@ -38,6 +47,7 @@ export class ElsewhereTask extends ServedTask {
       if (now === undefined || now.settled) {
         if (now !== undefined) this.take(now);
         stopped = true;
+        unwatch?.();
         return watcher({ type: 'ended' });
       }
       setTimeout(() => void poll(), REREAD_MS).unref();
@@ -45,6 +55,7 @@ export class ElsewhereTask extends ServedTask {
     setTimeout(() => void poll(), REREAD_MS).unref();
     return () => {
       stopped = true;
+      unwatch?.();
     };
   }
 

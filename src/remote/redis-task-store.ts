@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { RedisConnection, type RedisClient } from '../budget/redis/redis-connection.js';
 import type { BudgetScript } from '../budget/redis/redis-budget-scripts.js';
 import { ElsewhereTask } from './elsewhere-task.js';
-import { RedisCancelRequests } from './redis-cancel-requests.js';
+import { RedisTaskChannels } from './redis-task-channels.js';
 import { pausedRefusal } from './principal-tasks.js';
 import { readRedisTaskOptions, type RedisTaskSettings, type RedisTaskStoreOptions } from './redis-task-options.js';
 import { ADD, ADMIT, FETCH, FILE, GET, LIST, RENEW, RESUME } from './redis-task-scripts.js';
@@ -18,6 +18,8 @@ export type { RedisTaskStoreOptions } from './redis-task-options.js';
 
 /** Where a task is in the store while this replica holds it: in flight under its lease, or read back paused. */
 type Held = 'running' | 'paused';
+
+const tagOf = (owner: string): string => createHash('sha256').update(owner).digest('hex').slice(0, 32);
 
 const flat = (fields: StoredFields): string[] => Object.entries(fields).flat();
 
@@ -37,7 +39,7 @@ export class RedisTaskStore implements TaskStore {
   private readonly inFlight = new Map<string, ServedTask>();
   private readonly held = new WeakMap<ServedTask, Held>();
   private renewing: NodeJS.Timeout | undefined;
-  private readonly cancels: RedisCancelRequests;
+  private readonly channels: RedisTaskChannels;
 
   constructor(options: RedisTaskStoreOptions = {}) {
     const s = (this.settings = readRedisTaskOptions(options));
@@ -46,7 +48,7 @@ export class RedisTaskStore implements TaskStore {
     const timesOut = given === undefined || typeof (given.options as { commandTimeout?: unknown }).commandTimeout === 'number';
     const connection = { name: s.name, address: s.address, timeoutMs: s.timeoutMs, log: s.logger, onUnavailable: 'fail the request', onBack: () => undefined, onConnect: () => undefined };
     this.connection = new RedisConnection(connection, s.url, given, timesOut);
-    this.cancels = new RedisCancelRequests(this.connection, `${s.keyPrefix}:cancel`, s.logger, (id, owner) => {
+    this.channels = new RedisTaskChannels(this.connection, s.keyPrefix, s.logger, (id, owner) => {
       const t = this.inFlight.get(id);
       if (t?.owner === owner) t.cancel();
     });
@@ -58,7 +60,7 @@ export class RedisTaskStore implements TaskStore {
 
   /** "<prefix>:{<tag>}:": the tag is a hash of the principal, so any id (braces included) lands all its keys in one slot. */
   private base(owner: string): string {
-    return `${this.settings.keyPrefix}:{${createHash('sha256').update(owner).digest('hex').slice(0, 32)}}:`;
+    return `${this.settings.keyPrefix}:{${tagOf(owner)}}:`;
   }
 
   private async run(script: BudgetScript, owner: string, args: readonly string[]): Promise<unknown> {
@@ -76,7 +78,7 @@ export class RedisTaskStore implements TaskStore {
     const fields = taskFields(t);
     // A kept task starts at once (a stream's as its stream starts): another replica reads it working.
     if (t.state === TASK_STATE.SUBMITTED) fields.state = String(TASK_STATE.WORKING);
-    await Promise.all([this.run(ADD, t.owner, [t.id, ...flat(fields)]), this.cancels.listen()]);
+    await Promise.all([this.run(ADD, t.owner, [t.id, ...flat(fields)]), this.channels.listen()]);
   }
 
   async resumed(t: ServedTask): Promise<void> {
@@ -85,7 +87,7 @@ export class RedisTaskStore implements TaskStore {
       throw new A2AProblem(RPC_CODE.unsupportedOperation, `task ${t.id} no longer waits for input: another message resumed it, or it was cancelled or expired; read it with GetTask`);
     }
     this.hold(t, 'running');
-    await this.cancels.listen();
+    await this.channels.listen();
   }
 
   async get(id: string, owner: string): Promise<ServedTask | undefined> {
@@ -114,7 +116,7 @@ export class RedisTaskStore implements TaskStore {
   async close(): Promise<void> {
     clearInterval(this.renewing);
     this.renewing = undefined;
-    await this.cancels.close();
+    await this.channels.close();
     await this.connection.close();
   }
 
@@ -127,7 +129,8 @@ export class RedisTaskStore implements TaskStore {
     if (t.owner !== owner) return undefined;
     if (t instanceof ElsewhereTask) {
       t.reread = () => this.get(t.id, owner);
-      t.requestCancel = () => this.cancels.request(t.id, owner);
+      t.requestCancel = () => this.channels.request(t.id, owner);
+      t.watchEvents = (fn) => this.channels.watchEvents(t.id, tagOf(owner), fn);
     }
     if (state === TASK_STATE.INPUT_REQUIRED) this.hold(t, 'paused');
     return t;
@@ -139,6 +142,10 @@ export class RedisTaskStore implements TaskStore {
     this.held.set(t, where);
     if (where === 'running') {
       this.inFlight.set(t.id, t);
+      // Each stretch: its tree's run events (when it streams them) go to watchers on other replicas too.
+      t.watch((news) => {
+        if (news.type === 'events') this.channels.publishEvents(t.id, tagOf(t.owner), news.events);
+      });
       this.renewing ??= setInterval(() => void this.renew(), Math.max(50, Math.floor(this.settings.leaseMs / 3))).unref();
     }
     if (first) t.onEnd(() => this.file(t));

@@ -40,6 +40,7 @@ export async function replica(options: RedisTaskStoreOptions): Promise<Replica> 
     const slow = /^slow (\d+)/.exec(text);
     if (slow) return { text: `slow answer`, delayMs: Number(slow[1]) };
     if (text.startsWith('hang')) return { text: 'never', delayMs: 3_600_000 };
+    if (text.startsWith('chunks')) return { chunks: ['one ', 'two ', 'three'], delayMs: 300, chunkDelayMs: 300 };
     return { toolCalls: [{ name: 'wire', arguments: { amount: Number(/\d+/.exec(text)?.[0] ?? 1) } }] };
   });
   const store = new RedisTaskStore(options);
@@ -71,8 +72,8 @@ export const decide = (url: string, who: string, task: any, approve = true) =>
 export const getTask = (url: string, who: string, id: string) => rpc(url, who, 'GetTask', { id });
 
 /** A streaming method's answers, read to the stream's end (each SSE data line's JSON-RPC result or error). */
-export async function streamed(url: string, who: string, method: string, params: object): Promise<any[]> {
-  const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...as(who) }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+export async function streamed(url: string, who: string, method: string, params: object, headers: Record<string, string> = {}): Promise<any[]> {
+  const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...as(who), ...headers }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
   const text = await r.text();
   return text
     .split('\n')

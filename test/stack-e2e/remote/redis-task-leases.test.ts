@@ -8,10 +8,10 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { RedisTaskStoreOptions } from '../../../src/remote/index.js';
+import { USAGE_LINEAGE_EXTENSION, type RedisTaskStoreOptions } from '../../../src/remote/index.js';
 import { testRedis, uniquePrefix } from '../redis/redis-server.js';
 import { forkWorker } from '../redis/workers.js';
-import { getTask, replica, rpc, start, streamed, type Replica } from './fleet-replicas.js';
+import { getTask, message, replica, rpc, start, streamed, type Replica } from './fleet-replicas.js';
 
 let redis: { url: string; close(): Promise<void> };
 beforeAll(async () => {
@@ -101,6 +101,30 @@ describe('RedisTaskStore: a task running on another replica', () => {
     const last = updates[updates.length - 1];
     expect(last.statusUpdate.status.state).toBe('TASK_STATE_COMPLETED');
     expect(updates.find((u) => u.artifactUpdate)?.artifactUpdate.artifact.parts[0].text).toBe('slow answer');
+  });
+});
+
+describe('RedisTaskStore: run events across replicas', () => {
+  it('a stream on B watching a run on A carries the run events A streams, published through Redis, then the end', async () => {
+    const options = shared({ url: redis.url });
+    const a = await add(options);
+    const b = await add(options);
+    const extension = { 'a2a-extensions': USAGE_LINEAGE_EXTENSION };
+    const onA = streamed(a.url, 'acme', 'SendStreamingMessage', { ...message([{ text: 'chunks' }]), metadata: { [USAGE_LINEAGE_EXTENSION]: { events: true } } }, extension);
+    let id: string | undefined;
+    while (id === undefined) {
+      id = (await rpc(b.url, 'acme', 'ListTasks', { pageSize: 1 })).json.result.tasks[0]?.id;
+      if (id === undefined) await sleep(20);
+    }
+    const onB = await streamed(b.url, 'acme', 'SubscribeToTask', { id }, extension);
+    const carried = (updates: any[]) => updates.flatMap((u) => u.statusUpdate?.metadata?.[USAGE_LINEAGE_EXTENSION]?.events ?? []).map((e: any) => e.type);
+    const fromA = carried(await onA);
+    const fromB = carried(onB);
+    expect(fromA.filter((t: string) => t === 'text.delta')).toHaveLength(3);
+    // B subscribed after the run began: it hears the deltas from then on, as A streamed them.
+    expect(fromB.filter((t: string) => t === 'text.delta').length).toBeGreaterThanOrEqual(2);
+    expect(fromB.at(-1)).toBe('run.finished');
+    expect(onB.at(-1).statusUpdate.status.state).toBe('TASK_STATE_COMPLETED');
   });
 });
 
