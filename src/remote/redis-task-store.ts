@@ -39,6 +39,8 @@ export class RedisTaskStore implements TaskStore {
   private readonly inFlight = new Map<string, ServedTask>();
   private readonly held = new WeakMap<ServedTask, Held>();
   private renewing: NodeJS.Timeout | undefined;
+  /** Filings under way: close() waits for them, so a server closed before its store files what it aborted. */
+  private readonly filing = new Set<Promise<void>>();
   private readonly channels: RedisTaskChannels;
 
   constructor(options: RedisTaskStoreOptions = {}) {
@@ -112,8 +114,12 @@ export class RedisTaskStore implements TaskStore {
     return this.inFlight.values();
   }
 
-  /** Stops renewing leases (the runs still in flight lapse unless their replica lives on) and closes the client the store made. */
+  /**
+   * Waits for the filings under way (close the server first: its runs are aborted and filed),
+   * stops renewing leases (runs still in flight here lapse) and closes the client the store made.
+   */
   async close(): Promise<void> {
+    await Promise.allSettled([...this.filing]);
     clearInterval(this.renewing);
     this.renewing = undefined;
     await this.channels.close();
@@ -148,7 +154,13 @@ export class RedisTaskStore implements TaskStore {
       });
       this.renewing ??= setInterval(() => void this.renew(), Math.max(50, Math.floor(this.settings.leaseMs / 3))).unref();
     }
-    if (first) t.onEnd(() => this.file(t));
+    if (first) {
+      t.onEnd(() => {
+        const filed = this.file(t).finally(() => this.filing.delete(filed));
+        this.filing.add(filed);
+        return filed;
+      });
+    }
   }
 
   /** A stretch of `t` ended: it waits for input (its snapshot kept), or it has ended. */

@@ -65,6 +65,28 @@ describe('RedisTaskStore: replicas on one Redis are one agent', () => {
     expect(fresh.ran).toEqual([7]);
   });
 
+  it('a replica whose store has another snapshotKey refuses to resume a pause it did not sign, saying the keys must be shared; nothing runs', async () => {
+    const [a] = await fleet(1);
+    const other = await replica({ url: redis.url, keyPrefix: (a!.store as any).settings.keyPrefix, snapshotKey: randomBytes(32).toString('hex') });
+    open.push(other);
+    const task = await start(a!.url, 'acme', 'pay 6');
+    const refused = (await decide(other.url, 'acme', task)).json.error;
+    expect(refused.code).toBe(-32603);
+    expect(refused.message).toMatch(/signature does not match.*same snapshotKey/);
+    expect(other.ran).toEqual([]);
+    expect((await decide(a!.url, 'acme', task)).json.result.task.status.state).toBe('TASK_STATE_COMPLETED');
+  });
+
+  it('a replica closed mid-run files its aborted task before its store closes: the others read it cancelled at once, not working until the lease lapses', async () => {
+    const [a, b] = await fleet(2);
+    const task = await start(a!.url, 'acme', 'hang', { returnImmediately: true });
+    await a!.close();
+    open.splice(open.indexOf(a!), 1);
+    const got = (await getTask(b!.url, 'acme', task.id)).json.result;
+    expect(got.status.state).toBe('TASK_STATE_CANCELED');
+    expect(got.status.message.parts[0].text).toMatch(/the served agent is closing/);
+  });
+
   it('the same decisions sent to A and to B at once resume the task once: one completes, the other is refused', async () => {
     const [a, b] = await fleet(2);
     const task = await start(a!.url, 'acme', 'pay 5');
