@@ -301,6 +301,7 @@ async function main() {
   const redisAt = args.indexOf('--redis');
   const redisUrl = redisAt >= 0 ? args[redisAt + 1] : process.env.SYMFONIC_STACK_REDIS;
   if (redisUrl) await (await import('./redis.js')).redisCases(redisUrl, { quick, wanted, report });
+  if (redisUrl) await (await import('./task-store.js')).taskStoreCases(redisUrl, { quick, wanted, report });
   // Durable trees' cases need a PostgreSQL: --pg URL, or the stack's.
   const pgAt = args.indexOf('--pg');
   const pgUrl = pgAt >= 0 ? args[pgAt + 1] : process.env.SYMFONIC_STACK_POSTGRES;
