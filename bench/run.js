@@ -301,11 +301,12 @@ async function main() {
   const redisAt = args.indexOf('--redis');
   const redisUrl = redisAt >= 0 ? args[redisAt + 1] : process.env.SYMFONIC_STACK_REDIS;
   if (redisUrl) await (await import('./redis.js')).redisCases(redisUrl, { quick, wanted, report });
-  if (redisUrl) await (await import('./task-store.js')).taskStoreCases(redisUrl, { quick, wanted, report });
   // Durable trees' cases need a PostgreSQL: --pg URL, or the stack's.
   const pgAt = args.indexOf('--pg');
   const pgUrl = pgAt >= 0 ? args[pgAt + 1] : process.env.SYMFONIC_STACK_POSTGRES;
   if (pgUrl) await (await import('./durable.js')).durableCases(pgUrl, { quick, wanted, report });
+  // The served fleet's task store against the in-memory one: also needs the Redis.
+  if (redisUrl) await (await import('./task-store.js')).taskStoreCases(redisUrl, { quick, wanted, report });
   printTable(results);
 }
 
