@@ -307,6 +307,8 @@ async function main() {
   const pgAt = args.indexOf('--pg');
   const pgUrl = pgAt >= 0 ? args[pgAt + 1] : process.env.SYMFONIC_STACK_POSTGRES;
   if (pgUrl) await (await import('./durable.js')).durableCases(pgUrl, { quick, wanted, report });
+  // The served fleet's task store against the in-memory one: also needs the Redis.
+  if (redisUrl) await (await import('./task-store.js')).taskStoreCases(redisUrl, { quick, wanted, report });
   printTable(results);
 }
 

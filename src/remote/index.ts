@@ -4,6 +4,7 @@ export type { ServeAgentOptions } from './serve-options.js';
 export type { TaskStore } from './task-store.js';
 export type { TaskLimitOptions } from './task-limits.js';
 export { InMemoryTaskStore } from './in-memory-task-store.js';
+export { RedisTaskStore, type RedisTaskStoreOptions } from './redis-task-store.js';
 export type { Principal, Authenticate, IncomingRequest } from './principal.js';
 export { remoteChild, type RemoteChildOptions } from './remote-child.js';
 export { USAGE_LINEAGE_EXTENSION } from './wire.js';

@@ -9,7 +9,7 @@ interface Filed {
 }
 
 /** The bytes a finished or paused task holds beyond its snapshot: its answer and its messages. */
-function bytesOf(t: ServedTask): number {
+export function bytesOf(t: ServedTask): number {
   let n = t.answer === undefined ? 0 : Buffer.byteLength(t.answer);
   for (const m of t.history) {
     for (const p of m.parts as Record<string, unknown>[]) {
@@ -18,6 +18,15 @@ function bytesOf(t: ServedTask): number {
     }
   }
   return n + 256;
+}
+
+/** Why a principal holding `paused` paused tasks of `bytes` bytes may not start another, naming the bound; undefined when it may. */
+export function pausedRefusal(owner: string, paused: number, bytes: number, limits: TaskLimits): string | undefined {
+  const { maxPausedPerPrincipal: max, maxPausedBytesPerPrincipal: maxBytes } = limits;
+  const advice = 'answer or cancel (CancelTask) one of its paused tasks, or wait for one to expire, before starting another';
+  if (paused >= max) return `principal "${owner}" has ${paused} paused tasks, the most maxPausedPerPrincipal (${max}) allows: ${advice}`;
+  if (bytes >= maxBytes) return `principal "${owner}" has paused tasks holding ${bytes} bytes, past maxPausedBytesPerPrincipal (${maxBytes}): ${advice}`;
+  return undefined;
 }
 
 /**
@@ -54,11 +63,7 @@ export class PrincipalTasks {
 
   /** Why this principal may not start another task now, naming the bound; undefined when it may. */
   refusal(): string | undefined {
-    const { maxPausedPerPrincipal: max, maxPausedBytesPerPrincipal: maxBytes } = this.limits;
-    const advice = 'answer or cancel (CancelTask) one of its paused tasks, or wait for one to expire, before starting another';
-    if (this.paused.size >= max) return `principal "${this.owner}" has ${this.paused.size} paused tasks, the most maxPausedPerPrincipal (${max}) allows: ${advice}`;
-    if (this.pausedBytes >= maxBytes) return `principal "${this.owner}" has paused tasks holding ${this.pausedBytes} bytes, past maxPausedBytesPerPrincipal (${maxBytes}): ${advice}`;
-    return undefined;
+    return pausedRefusal(this.owner, this.paused.size, this.pausedBytes, this.limits);
   }
 
   park(t: ServedTask, now: number): void {

@@ -14,6 +14,7 @@ import { BadDecisions } from './pause-wire.js';
 import { serverSnapshotKey } from './served-pause.js';
 import type { Resumption } from '../delegation/framed-child.js';
 import { TASK_STATE } from './wire.js';
+import { SnapshotError } from '../core/errors.js';
 
 /** What the HTTP layer knows of a request. */
 export interface ServedRequest {
@@ -61,13 +62,15 @@ interface Created {
 }
 
 export class ServedTasks {
-  /** Signs the snapshots of paused tasks: the server's own, since they never leave it. */
-  private readonly snapshotKey = serverSnapshotKey();
+  /** Signs the snapshots of paused tasks: the store's when it is shared by a fleet, else the server's own, since they never leave it. */
+  private readonly snapshotKey: string;
 
   constructor(
     private readonly agent: SymfonicAgent,
     private readonly store: TaskStore,
-  ) {}
+  ) {
+    this.snapshotKey = store.snapshotKey ?? serverSnapshotKey();
+  }
 
   /**
    * The task for a message, checked and kept, not running yet (a stream watches it before its run
@@ -147,6 +150,8 @@ export class ServedTasks {
       resumption = task.pause.resumption(message.parts as Record<string, unknown>[]);
     } catch (error) {
       if (error instanceof BadDecisions) throw new A2AProblem(RPC_CODE.invalidParams, `task ${taskId}: ${error.message}`);
+      // A pause another replica signed with a key of its own: the fleet's stores need one shared snapshotKey.
+      if (error instanceof SnapshotError) throw new A2AProblem(RPC_CODE.internalError, `task ${taskId} cannot be resumed here: ${error.message} (every replica's task store must have the same snapshotKey)`);
       throw error;
     }
     const now = req.runOptions;

@@ -22,21 +22,32 @@ export function serverSnapshotKey(): string {
  * run written down as a signed snapshot, and its interruptions as the wire shows them.
  */
 export class ServedPause {
-  private readonly snapshot: RunSnapshot;
-  readonly interruptions: readonly Interruption[];
   /** The size of the kept snapshot, in bytes of its JSON: what a principal's paused tasks are bounded by. */
   readonly bytes: number;
 
   constructor(
-    agent: string,
-    response: AgentResponse,
+    private readonly snapshot: RunSnapshot,
+    readonly interruptions: readonly Interruption[],
     private readonly key: string,
   ) {
+    this.bytes = Buffer.byteLength(JSON.stringify(this.snapshot));
+  }
+
+  /** The pause of a served run that just suspended: its tree sealed with `key`. */
+  static of(agent: string, response: AgentResponse, key: string): ServedPause {
     const run = (response as { suspension?: SuspendedRun }).suspension;
     if (run === undefined) throw new Error('a served run that suspended came back without its suspended state');
-    this.snapshot = sealSnapshot({ version: SNAPSHOT_VERSION, agent, run }, key);
-    this.interruptions = response.interruptions;
-    this.bytes = Buffer.byteLength(JSON.stringify(this.snapshot));
+    return new ServedPause(sealSnapshot({ version: SNAPSHOT_VERSION, agent, run }, key), response.interruptions, key);
+  }
+
+  /** As a shared store keeps it: the sealed snapshot and the interruptions (ServedPause.restored reads it back). */
+  toJSON(): { snapshot: RunSnapshot; interruptions: readonly Interruption[] } {
+    return { snapshot: this.snapshot, interruptions: this.interruptions };
+  }
+
+  /** A pause a shared store kept; its snapshot is checked against `key` when decisions come. */
+  static restored(data: { snapshot: RunSnapshot; interruptions: readonly Interruption[] }, key: string): ServedPause {
+    return new ServedPause(data.snapshot, data.interruptions, key);
   }
 
   get wire(): WireInterruption[] {

@@ -127,8 +127,9 @@ export class ServedTask {
     if (this.state === TASK_STATE.INPUT_REQUIRED) {
       this.failure = { type: 'aborted', message: 'the task was cancelled by its caller (CancelTask) while it waited for input', name: 'AbortError' };
       this.setState(TASK_STATE.CANCELED);
-      this.tellEnd();
+      // Dropped before the store files it: nothing of the tree is kept for an ended task.
       this.pause = undefined;
+      this.tellEnd();
       return true;
     }
     this.stop('the task was cancelled by its caller (CancelTask)');
@@ -166,8 +167,11 @@ export class ServedTask {
     if (this.owned !== undefined && !this.owned.signal.aborted) this.owned.abort(new AbortError(reason));
   }
 
-  /** Calls `then` each time a stretch of the run ends, the task ended or paused (before anyone awaiting `ended` resumes). */
-  onEnd(then: () => void): void {
+  /**
+   * Calls `then` each time a stretch of the run ends, the task ended or paused; anyone awaiting
+   * `ended` resumes once what it returns has settled (a shared store has filed the task).
+   */
+  onEnd(then: () => void | Promise<void>): void {
     (this.endHooks ??= []).push(then);
   }
 
@@ -205,7 +209,7 @@ export class ServedTask {
   private finish(response: AgentResponse | undefined, error: unknown): void {
     if (response?.status === 'suspended') {
       // Nothing of the tree runs or is held while it waits: its spend so far goes out with the pause.
-      this.pause = new ServedPause(this.agentName, response, this.snapshotKey);
+      this.pause = ServedPause.of(this.agentName, response, this.snapshotKey);
       this.report = usageReport(response);
       this.setState(TASK_STATE.INPUT_REQUIRED);
     } else if (response !== undefined) {
@@ -228,7 +232,9 @@ export class ServedTask {
   private tellEnd(): void {
     this.tell({ type: 'ended' });
     this.watchers = undefined;
-    for (const hook of this.endHooks ?? []) hook();
-    this.markEnded();
+    const filing = (this.endHooks ?? []).map((hook) => hook());
+    const markEnded = this.markEnded;
+    if (filing.every((f) => f === undefined)) markEnded();
+    else void Promise.allSettled(filing).then(markEnded);
   }
 }

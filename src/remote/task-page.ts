@@ -11,8 +11,8 @@ export interface TaskQuery {
   pageToken?: string | undefined;
 }
 
-export interface TaskPage {
-  tasks: ServedTask[];
+export interface TaskPage<T = ServedTask> {
+  tasks: T[];
   nextPageToken: string;
   totalSize: number;
 }
@@ -20,8 +20,11 @@ export interface TaskPage {
 /** A page token that is not one this store wrote. */
 export class BadPageToken extends Error {}
 
+/** What a page is ordered and filtered by: a task, or a shared store's summary of one. */
+export type Pageable = Pick<ServedTask, 'updatedMs' | 'seq' | 'contextId' | 'state'>;
+
 /** The cursor after `t`: its place in the order (status time, then creation), opaque to clients. */
-function tokenAfter(t: ServedTask): string {
+function tokenAfter(t: Pageable): string {
   return Buffer.from(`v1:${t.updatedMs}:${t.seq}`).toString('base64url');
 }
 
@@ -32,9 +35,9 @@ function readToken(token: string): { ms: number; seq: number } {
 }
 
 /** Most recently updated first; creation order breaks ties. */
-const newestFirst = (a: ServedTask, b: ServedTask) => b.updatedMs - a.updatedMs || b.seq - a.seq;
+const newestFirst = (a: Pageable, b: Pageable) => b.updatedMs - a.updatedMs || b.seq - a.seq;
 
-function matches(t: ServedTask, q: TaskQuery): boolean {
+function matches(t: Pageable, q: TaskQuery): boolean {
   if ((q.contextId && t.contextId !== q.contextId) || (q.state && t.state !== q.state)) return false;
   return q.updatedAfterMs === undefined || t.updatedMs > q.updatedAfterMs;
 }
@@ -44,9 +47,9 @@ function matches(t: ServedTask, q: TaskQuery): boolean {
  * that names a position (status time, creation number), so a token stays valid when older tasks
  * are dropped.
  */
-export function pageOf(tasks: Iterable<ServedTask>, q: TaskQuery): TaskPage {
+export function pageOf<T extends Pageable>(tasks: Iterable<T>, q: TaskQuery): TaskPage<T> {
   const cursor = q.pageToken ? readToken(q.pageToken) : undefined;
-  const matching: ServedTask[] = [];
+  const matching: T[] = [];
   for (const t of tasks) if (matches(t, q)) matching.push(t);
   matching.sort(newestFirst);
   const after = cursor === undefined ? matching : matching.filter((t) => t.updatedMs < cursor.ms || (t.updatedMs === cursor.ms && t.seq < cursor.seq));

@@ -32,4 +32,9 @@ export interface TaskStore {
   list(owner: string, query: TaskQuery): Promise<TaskPage>;
   /** The tasks running in this process, of every owner: what closing the server aborts. */
   running(): Iterable<ServedTask>;
+  /**
+   * Signs paused tasks' snapshots. A store shared by replicas sets it to the fleet's shared key,
+   * so a pause filed by one replica resumes on another; unset, the server makes its own.
+   */
+  readonly snapshotKey?: string;
 }

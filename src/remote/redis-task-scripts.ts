@@ -1,0 +1,188 @@
+import { createHash } from 'node:crypto';
+import type { BudgetScript } from '../budget/redis/redis-budget-scripts.js';
+
+/**
+ * The Lua run inside Redis for each task-store operation: one script an operation, so a sweep
+ * and the step after it (a bound checked, a task filed, a pause resumed) are one atomic step for
+ * the whole fleet. Every key of one principal shares KEYS[1], its base "<prefix>:{<tag>}:", so
+ * they live in one hash slot:
+ *   t:<id>    hash: core (JSON: ids, owner, agent, placement), ctx, history (JSON), state, ms,
+ *             seq, answer, failure, report, expired, pause (JSON: snapshot, interruptions),
+ *             bytes (answer and messages), pbytes (the snapshot)
+ *   all       hash id -> "ms|seq|state|contextId": what ListTasks filters and pages on
+ *   running   zset id -> lease end (server ms);  paused, finished: zset id -> when filed
+ *   pb, fb    bytes held by paused and by finished tasks;  seq: the principal's creation counter
+ * Times are the server's (TIME), so replicas with different clocks agree on expiry and leases.
+ * ARGV[1..6] of every script: pausedTtlMs, finishedTtlMs, maxFinished, maxFinishedBytes, keepMs
+ * (how long an idle principal's keys live), leaseMs; the operation's own follow.
+ */
+const PRELUDE = `
+local base = KEYS[1]
+local pausedTtl, finishedTtl = tonumber(ARGV[1]), tonumber(ARGV[2])
+local maxFinished, maxFinishedBytes = tonumber(ARGV[3]), tonumber(ARGV[4])
+local keep, lease = tonumber(ARGV[5]), tonumber(ARGV[6])
+local FAILED = 4
+local t = redis.call('TIME')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local function tk(id) return base .. 't:' .. id end
+local function num(x) return tonumber(x) or 0 end
+
+local function summarize(id)
+  local h = redis.call('HMGET', tk(id), 'ms', 'seq', 'state', 'ctx')
+  redis.call('HSET', base .. 'all', id, h[1] .. '|' .. h[2] .. '|' .. h[3] .. '|' .. h[4])
+end
+
+local function forget(id)
+  redis.call('DECRBY', base .. 'fb', num(redis.call('HGET', tk(id), 'bytes')))
+  redis.call('ZREM', base .. 'finished', id)
+  redis.call('HDEL', base .. 'all', id)
+  redis.call('DEL', tk(id))
+end
+
+local function unpark(id)
+  if redis.call('ZREM', base .. 'paused', id) == 1 then
+    local h = redis.call('HMGET', tk(id), 'bytes', 'pbytes')
+    redis.call('DECRBY', base .. 'pb', num(h[1]) + num(h[2]))
+  end
+end
+
+-- Filed as finished (this principal's oldest go first past its bounds).
+local function retire(id)
+  redis.call('ZREM', base .. 'running', id)
+  unpark(id)
+  summarize(id)
+  redis.call('ZADD', base .. 'finished', now, id)
+  redis.call('INCRBY', base .. 'fb', num(redis.call('HGET', tk(id), 'bytes')))
+  redis.call('PEXPIRE', tk(id), keep)
+  while redis.call('ZCARD', base .. 'finished') > maxFinished or num(redis.call('GET', base .. 'fb')) > maxFinishedBytes do
+    local oldest = redis.call('ZRANGE', base .. 'finished', 0, 0)[1]
+    if not oldest then break end
+    forget(oldest)
+  end
+end
+
+local function fail(id, why, name, expired)
+  redis.call('HSET', tk(id), 'state', FAILED, 'ms', now, 'failure', cjson.encode({ type = 'child_error', message = why, name = name }))
+  if expired then redis.call('HSET', tk(id), 'expired', why) end
+  redis.call('HDEL', tk(id), 'pause', 'pbytes')
+  retire(id)
+end
+
+local function sweep()
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', base .. 'paused', '-inf', now - pausedTtl - 1, 'LIMIT', 0, 200)) do
+    unpark(id)
+    fail(id, 'task ' .. id .. ' expired: it waited for input longer than pausedTtlMs (' .. pausedTtl .. ' ms), and its paused run was dropped', 'TaskExpired', true)
+  end
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', base .. 'running', '-inf', now - 1, 'LIMIT', 0, 200)) do
+    fail(id, 'task ' .. id .. ' failed: the replica running it stopped renewing its lease (leaseMs ' .. lease .. ' ms); it may have crashed or lost Redis', 'TaskLeaseLapsed', false)
+  end
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', base .. 'finished', '-inf', now - finishedTtl - 1, 'LIMIT', 0, 200)) do
+    forget(id)
+  end
+end
+
+local function keepAll()
+  for _, k in ipairs({ 'all', 'running', 'paused', 'finished', 'pb', 'fb', 'seq' }) do redis.call('PEXPIRE', base .. k, keep) end
+end
+`;
+
+function script(name: string, body: string): BudgetScript {
+  const lua = PRELUDE + body;
+  return { name, lua, sha: createHash('sha1').update(lua).digest('hex') } as BudgetScript;
+}
+
+/** Returns {paused count, paused bytes} after the sweep. */
+export const ADMIT = script('tasks.admit', `
+sweep()
+return { redis.call('ZCARD', base .. 'paused'), num(redis.call('GET', base .. 'pb')) }
+`);
+
+/** ARGV[7]: id; then field, value pairs. A new task in flight under a lease; returns its creation number. */
+export const ADD = script('tasks.add', `
+local id = ARGV[7]
+local seq = redis.call('INCR', base .. 'seq')
+redis.call('DEL', tk(id))
+redis.call('HSET', tk(id), 'seq', seq, unpack(ARGV, 8))
+redis.call('PEXPIRE', tk(id), keep)
+redis.call('ZADD', base .. 'running', now + lease, id)
+summarize(id)
+keepAll()
+return seq
+`);
+
+/** ARGV[7]: id; then field, value pairs. A paused task runs again: 0 when it no longer waits (resumed elsewhere, ended, expired). */
+export const RESUME = script('tasks.resume', `
+sweep()
+local id = ARGV[7]
+if not redis.call('ZSCORE', base .. 'paused', id) then return 0 end
+unpark(id)
+redis.call('HDEL', tk(id), 'pause', 'pbytes')
+redis.call('HSET', tk(id), unpack(ARGV, 8))
+redis.call('PEXPIRE', tk(id), keep)
+redis.call('ZADD', base .. 'running', now + lease, id)
+summarize(id)
+keepAll()
+return 1
+`);
+
+/**
+ * ARGV[7]: id, ARGV[8]: 'paused' or 'finished' (where it goes), ARGV[9]: 'running' or 'paused'
+ * (where it must be now); then field, value pairs ('' deletes a field). 0 when it was not there:
+ * its lease lapsed, or another replica took it; nothing is written then.
+ */
+export const FILE = script('tasks.file', `
+sweep()
+local id, to, from = ARGV[7], ARGV[8], ARGV[9]
+if not redis.call('ZSCORE', base .. from, id) then return 0 end
+-- Its paused bytes leave the count as they were counted, before the fields below change them.
+if from == 'paused' then unpark(id) end
+for i = 10, #ARGV, 2 do
+  if ARGV[i + 1] == '' then redis.call('HDEL', tk(id), ARGV[i]) else redis.call('HSET', tk(id), ARGV[i], ARGV[i + 1]) end
+end
+if to == 'paused' then
+  redis.call('ZREM', base .. 'running', id)
+  summarize(id)
+  redis.call('ZADD', base .. 'paused', now, id)
+  local h = redis.call('HMGET', tk(id), 'bytes', 'pbytes')
+  redis.call('INCRBY', base .. 'pb', num(h[1]) + num(h[2]))
+  redis.call('PEXPIRE', tk(id), keep)
+else
+  retire(id)
+end
+keepAll()
+return 1
+`);
+
+/** ARGV[7..]: ids of tasks this replica runs. Their leases go on; returns the ids no longer held (lapsed and failed, or ended elsewhere). */
+export const RENEW = script('tasks.renew', `
+local lost = {}
+for i = 7, #ARGV do
+  if redis.call('ZSCORE', base .. 'running', ARGV[i]) then
+    redis.call('ZADD', base .. 'running', now + lease, ARGV[i])
+    redis.call('PEXPIRE', tk(ARGV[i]), keep)
+  else
+    lost[#lost + 1] = ARGV[i]
+  end
+end
+keepAll()
+return lost
+`);
+
+/** ARGV[7]: id. The task's fields, flat, after the sweep (empty when it is not this principal's). */
+export const GET = script('tasks.get', `
+sweep()
+return redis.call('HGETALL', tk(ARGV[7]))
+`);
+
+/** The principal's task summaries ("all", flat), after the sweep. */
+export const LIST = script('tasks.list', `
+sweep()
+return redis.call('HGETALL', base .. 'all')
+`);
+
+/** ARGV[7..]: ids. Each task's fields, flat, in order. */
+export const FETCH = script('tasks.fetch', `
+local out = {}
+for i = 7, #ARGV do out[#out + 1] = redis.call('HGETALL', tk(ARGV[i])) end
+return out
+`);

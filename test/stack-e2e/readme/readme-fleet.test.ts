@@ -1,0 +1,32 @@
+/**
+ * The README's "Serving a fleet" block, run as written against a real Redis: the stack's
+ * (SYMFONIC_STACK_REDIS under `npm run test:stack`), else a redis-server of its own. `npm test`
+ * only type-checks this block (test/readme/readme-examples.test.ts says so).
+ *
+ * Substitutions, and only these: the Redis URL becomes the test's Redis, and the key prefix one no
+ * earlier run used.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { block, promised, rendered, runModule, scratchDir, substitute } from '../../readme/readme-blocks.js';
+import { testRedis, uniquePrefix } from '../redis/redis-server.js';
+
+const HEADING = 'Serving a fleet';
+const scratch = scratchDir('readme-fleet');
+let redis: { url: string; close(): Promise<void> };
+beforeAll(async () => {
+  redis = await testRedis();
+});
+afterAll(async () => {
+  scratch.remove();
+  await redis?.close();
+});
+
+describe('README: Serving a fleet', () => {
+  it('runs as written: a task sent to replica a is read completed on replica b', async () => {
+    const original = block(HEADING);
+    const source = substitute(substitute(original, "'redis://127.0.0.1:6379'", JSON.stringify(redis.url)), "keyPrefix: 'my-app:tasks'", `keyPrefix: ${JSON.stringify(uniquePrefix('readme-fleet').slice(0, -1))}`);
+    const lines = await runModule(scratch.dir, source);
+    expect(lines).toEqual([['TASK_STATE_COMPLETED', 'filed']]);
+    expect(promised(original)).toEqual(lines.map(rendered));
+  });
+});
