@@ -35,13 +35,37 @@ const FREE: OwnedSignal = Object.freeze({ signal: NEVER_ABORTS, timedOut: false,
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
+ * The signals symfonic owns, each with the LinkedSignal that alone can abort it. Waits raced
+ * against one, and child signals following it, are told by the LinkedSignal as it aborts: an
+ * EventTarget listener costs an object, an options read and a list walk to add and to remove,
+ * and a run races its signal at every model call, tool and child.
+ */
+const OWNERS = new WeakMap<AbortSignal, LinkedSignal>();
+
+/** Calls `onAbort` once when `signal` aborts (a signal of symfonic's own tells it directly; any other through a listener). */
+function follow(signal: AbortSignal, onAbort: () => void): void {
+  const owner = OWNERS.get(signal);
+  if (owner !== undefined) owner.followers.add(onAbort);
+  else signal.addEventListener('abort', onAbort, { once: true });
+}
+
+function unfollow(signal: AbortSignal, onAbort: () => void): void {
+  const owner = OWNERS.get(signal);
+  if (owner !== undefined) owner.followers.delete(onAbort);
+  else signal.removeEventListener('abort', onAbort);
+}
+
+/**
  * A signal of symfonic's own that follows `parent` and fires at `after` ms from now. One
- * listener on the parent (a caller's signal is not ours to load with one listener per wait), one
+ * follower on the parent (a caller's signal is not ours to load with one listener per wait), one
  * timer, both gone on dispose.
  */
 class LinkedSignal implements OwnedSignal {
   private readonly controller = new AbortController();
   private timer: ReturnType<typeof setTimeout> | undefined;
+  private forward: (() => void) | undefined;
+  /** Told once, after the signal's own listeners, when it aborts: races and child signals (see follow). */
+  readonly followers = new Set<() => void>();
   timedOut = false;
 
   constructor(
@@ -49,13 +73,15 @@ class LinkedSignal implements OwnedSignal {
     after: number | undefined,
     timeoutReason: () => Error,
   ) {
-    // Every concurrent wait of a run (tools, children, the model) listens here: lift Node's warning at eleven.
-    setMaxListeners(0, this.controller.signal);
+    const signal = this.controller.signal;
+    // Providers and tools may listen here, many at once: lift Node's warning at eleven.
+    setMaxListeners(0, signal);
+    OWNERS.set(signal, this);
     if (parent !== undefined && parent !== NEVER_ABORTS) {
-      if (parent.aborted) this.controller.abort(parent.reason);
-      else parent.addEventListener('abort', this.forward, { once: true });
+      if (parent.aborted) this.abort(parent.reason);
+      else follow(parent, (this.forward = () => this.abort(parent.reason)));
     }
-    if (after !== undefined && !this.controller.signal.aborted) {
+    if (after !== undefined && !signal.aborted) {
       if (after <= 0) this.fire(timeoutReason);
       else if (after <= MAX_TIMER_MS) this.timer = setTimeout(() => this.fire(timeoutReason), after);
     }
@@ -65,21 +91,24 @@ class LinkedSignal implements OwnedSignal {
     return this.controller.signal;
   }
 
-  private readonly forward = (): void => this.controller.abort(this.parent!.reason);
-
   private fire(reason: () => Error): void {
     this.timedOut = true;
-    this.controller.abort(reason());
+    this.abort(reason());
   }
 
   abort(reason: unknown): void {
+    if (this.controller.signal.aborted) return;
     this.controller.abort(reason);
+    const followers = [...this.followers];
+    this.followers.clear();
+    for (const f of followers) f();
   }
 
   dispose(): void {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
-    this.parent?.removeEventListener('abort', this.forward);
+    if (this.forward !== undefined) unfollow(this.parent!, this.forward);
+    this.forward = undefined;
   }
 }
 
@@ -124,14 +153,14 @@ export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal, what: str
       promise.catch(() => undefined);
       reject(abortErrorFrom(signal, what));
     };
-    signal.addEventListener('abort', onAbort, { once: true });
+    follow(signal, onAbort);
     promise.then(
       (v) => {
-        signal.removeEventListener('abort', onAbort);
+        unfollow(signal, onAbort);
         resolve(v);
       },
       (e) => {
-        signal.removeEventListener('abort', onAbort);
+        unfollow(signal, onAbort);
         reject(e);
       },
     );
