@@ -83,7 +83,7 @@ describe("a run's own signal (a stream's, a deadline's)", () => {
         // Read after a turn of the event loop: symfonic races the call once generate() has returned.
         await new Promise((r) => setImmediate(r));
         seen.push(opts?.signal === undefined ? -1 : getListeners(opts.signal));
-        return { text: 'ok', toolCalls: [], finishReason: 'stop' as const, usage: { inputTokens: 1, outputTokens: 1 } };
+        return { text: 'ok', toolCalls: [], finishReason: 'stop' as const, usage: { inputTokens: 1, outputTokens: 1, source: 'reported' as const } };
       },
     };
   }
