@@ -45,7 +45,7 @@ const OWNERS = new WeakMap<AbortSignal, LinkedSignal>();
 /** Calls `onAbort` once when `signal` aborts (a signal of symfonic's own tells it directly; any other through a listener). */
 function follow(signal: AbortSignal, onAbort: () => void): void {
   const owner = OWNERS.get(signal);
-  if (owner !== undefined) owner.followers.add(onAbort);
+  if (owner !== undefined) owner.follow(onAbort);
   else signal.addEventListener('abort', onAbort, { once: true });
 }
 
@@ -64,6 +64,7 @@ class LinkedSignal implements OwnedSignal {
   private readonly controller = new AbortController();
   private timer: ReturnType<typeof setTimeout> | undefined;
   private forward: (() => void) | undefined;
+  private capLifted = false;
   /** Told once, after the signal's own listeners, when it aborts: races and child signals (see follow). */
   readonly followers = new Set<() => void>();
   timedOut = false;
@@ -74,8 +75,6 @@ class LinkedSignal implements OwnedSignal {
     timeoutReason: () => Error,
   ) {
     const signal = this.controller.signal;
-    // Providers and tools may listen here, many at once: lift Node's warning at eleven.
-    setMaxListeners(0, signal);
     OWNERS.set(signal, this);
     if (parent !== undefined && parent !== NEVER_ABORTS) {
       if (parent.aborted) this.abort(parent.reason);
@@ -89,6 +88,19 @@ class LinkedSignal implements OwnedSignal {
 
   get signal(): AbortSignal {
     return this.controller.signal;
+  }
+
+  /**
+   * Every wait of a run is raced here, and each may bring a provider's or a tool's own listeners:
+   * once two are in flight at once (tools, children, a fan-out), Node's "possible leak" warning at
+   * eleven listeners is lifted. A run with one wait at a time (a leaf's model call) pays nothing for it.
+   */
+  follow(onAbort: () => void): void {
+    this.followers.add(onAbort);
+    if (!this.capLifted && this.followers.size > 1) {
+      this.capLifted = true;
+      setMaxListeners(0, this.controller.signal);
+    }
   }
 
   private fire(reason: () => Error): void {
