@@ -38,19 +38,21 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
  * The signals symfonic owns, each with the LinkedSignal that alone can abort it. Waits raced
  * against one, and child signals following it, are told by the LinkedSignal as it aborts: an
  * EventTarget listener costs an object, an options read and a list walk to add and to remove,
- * and a run races its signal at every model call, tool and child.
+ * and a run races its signal at every model call, tool and child. The owner is a property of the
+ * signal rather than a WeakMap entry, which would be an ephemeron every collection traces.
  */
-const OWNERS = new WeakMap<AbortSignal, LinkedSignal>();
+const OWNER = Symbol('symfonic.signalOwner');
+type Owned = AbortSignal & { [OWNER]?: LinkedSignal };
 
 /** Calls `onAbort` once when `signal` aborts (a signal of symfonic's own tells it directly; any other through a listener). */
 function follow(signal: AbortSignal, onAbort: () => void): void {
-  const owner = OWNERS.get(signal);
+  const owner = (signal as Owned)[OWNER];
   if (owner !== undefined) owner.follow(onAbort);
   else signal.addEventListener('abort', onAbort, { once: true });
 }
 
 function unfollow(signal: AbortSignal, onAbort: () => void): void {
-  const owner = OWNERS.get(signal);
+  const owner = (signal as Owned)[OWNER];
   if (owner !== undefined) owner.followers.delete(onAbort);
   else signal.removeEventListener('abort', onAbort);
 }
@@ -74,8 +76,8 @@ class LinkedSignal implements OwnedSignal {
     after: number | undefined,
     timeoutReason: () => Error,
   ) {
-    const signal = this.controller.signal;
-    OWNERS.set(signal, this);
+    const signal: Owned = this.controller.signal;
+    signal[OWNER] = this;
     if (parent !== undefined && parent !== NEVER_ABORTS) {
       if (parent.aborted) this.abort(parent.reason);
       else follow(parent, (this.forward = () => this.abort(parent.reason)));
