@@ -35,13 +35,40 @@ const FREE: OwnedSignal = Object.freeze({ signal: NEVER_ABORTS, timedOut: false,
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
+ * The signals symfonic owns, each with the LinkedSignal that alone can abort it. Waits raced
+ * against one, and child signals following it, are told by the LinkedSignal as it aborts: an
+ * EventTarget listener costs an object, an options read and a list walk to add and to remove,
+ * and a run races its signal at every model call, tool and child. The owner is a property of the
+ * signal rather than a WeakMap entry, which would be an ephemeron every collection traces.
+ */
+const OWNER = Symbol('symfonic.signalOwner');
+type Owned = AbortSignal & { [OWNER]?: LinkedSignal };
+
+/** Calls `onAbort` once when `signal` aborts (a signal of symfonic's own tells it directly; any other through a listener). */
+function follow(signal: AbortSignal, onAbort: () => void): void {
+  const owner = (signal as Owned)[OWNER];
+  if (owner !== undefined) owner.follow(onAbort);
+  else signal.addEventListener('abort', onAbort, { once: true });
+}
+
+function unfollow(signal: AbortSignal, onAbort: () => void): void {
+  const owner = (signal as Owned)[OWNER];
+  if (owner !== undefined) owner.followers.delete(onAbort);
+  else signal.removeEventListener('abort', onAbort);
+}
+
+/**
  * A signal of symfonic's own that follows `parent` and fires at `after` ms from now. One
- * listener on the parent (a caller's signal is not ours to load with one listener per wait), one
+ * follower on the parent (a caller's signal is not ours to load with one listener per wait), one
  * timer, both gone on dispose.
  */
 class LinkedSignal implements OwnedSignal {
   private readonly controller = new AbortController();
   private timer: ReturnType<typeof setTimeout> | undefined;
+  private forward: (() => void) | undefined;
+  private capLifted = false;
+  /** Told once, after the signal's own listeners, when it aborts: races and child signals (see follow). */
+  readonly followers = new Set<() => void>();
   timedOut = false;
 
   constructor(
@@ -49,13 +76,13 @@ class LinkedSignal implements OwnedSignal {
     after: number | undefined,
     timeoutReason: () => Error,
   ) {
-    // Every concurrent wait of a run (tools, children, the model) listens here: lift Node's warning at eleven.
-    setMaxListeners(0, this.controller.signal);
+    const signal: Owned = this.controller.signal;
+    signal[OWNER] = this;
     if (parent !== undefined && parent !== NEVER_ABORTS) {
-      if (parent.aborted) this.controller.abort(parent.reason);
-      else parent.addEventListener('abort', this.forward, { once: true });
+      if (parent.aborted) this.abort(parent.reason);
+      else follow(parent, (this.forward = () => this.abort(parent.reason)));
     }
-    if (after !== undefined && !this.controller.signal.aborted) {
+    if (after !== undefined && !signal.aborted) {
       if (after <= 0) this.fire(timeoutReason);
       else if (after <= MAX_TIMER_MS) this.timer = setTimeout(() => this.fire(timeoutReason), after);
     }
@@ -65,21 +92,37 @@ class LinkedSignal implements OwnedSignal {
     return this.controller.signal;
   }
 
-  private readonly forward = (): void => this.controller.abort(this.parent!.reason);
+  /**
+   * Every wait of a run is raced here, and each may bring a provider's or a tool's own listeners:
+   * once two are in flight at once (tools, children, a fan-out), Node's "possible leak" warning at
+   * eleven listeners is lifted. A run with one wait at a time (a leaf's model call) pays nothing for it.
+   */
+  follow(onAbort: () => void): void {
+    this.followers.add(onAbort);
+    if (!this.capLifted && this.followers.size > 1) {
+      this.capLifted = true;
+      setMaxListeners(0, this.controller.signal);
+    }
+  }
 
   private fire(reason: () => Error): void {
     this.timedOut = true;
-    this.controller.abort(reason());
+    this.abort(reason());
   }
 
   abort(reason: unknown): void {
+    if (this.controller.signal.aborted) return;
     this.controller.abort(reason);
+    const followers = [...this.followers];
+    this.followers.clear();
+    for (const f of followers) f();
   }
 
   dispose(): void {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
-    this.parent?.removeEventListener('abort', this.forward);
+    if (this.forward !== undefined) unfollow(this.parent!, this.forward);
+    this.forward = undefined;
   }
 }
 
@@ -124,14 +167,14 @@ export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal, what: str
       promise.catch(() => undefined);
       reject(abortErrorFrom(signal, what));
     };
-    signal.addEventListener('abort', onAbort, { once: true });
+    follow(signal, onAbort);
     promise.then(
       (v) => {
-        signal.removeEventListener('abort', onAbort);
+        unfollow(signal, onAbort);
         resolve(v);
       },
       (e) => {
-        signal.removeEventListener('abort', onAbort);
+        unfollow(signal, onAbort);
         reject(e);
       },
     );

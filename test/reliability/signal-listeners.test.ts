@@ -72,3 +72,37 @@ describe("a caller's abort signal", () => {
 function getListeners(signal: AbortSignal): number {
   return getEventListeners(signal, 'abort').length;
 }
+
+describe("a run's own signal (a stream's, a deadline's)", () => {
+  /** A provider that notes how many abort listeners are on the signal it is handed, then answers. */
+  function listenerCountingModel(seen: number[]) {
+    return {
+      providerName: 'counting',
+      modelName: 'counting-model',
+      async generate(_request: unknown, opts?: { signal?: AbortSignal }) {
+        // Read after a turn of the event loop: symfonic races the call once generate() has returned.
+        await new Promise((r) => setImmediate(r));
+        seen.push(opts?.signal === undefined ? -1 : getListeners(opts.signal));
+        return { text: 'ok', toolCalls: [], finishReason: 'stop' as const, usage: { inputTokens: 1, outputTokens: 1, source: 'reported' as const } };
+      },
+    };
+  }
+
+  it('carries no listener of symfonic while the model call is raced against it', async () => {
+    const seen: number[] = [];
+    const agent = new SymfonicAgent({ name: 'leaf', modelProvider: listenerCountingModel(seen) });
+    const stream = agent.stream('hi');
+    for await (const _e of stream) void _e;
+    await stream.result;
+    await agent.run('hi', { deadline: Date.now() + 60_000 });
+    expect(seen).toEqual([0, 0]);
+  });
+
+  it('still aborts a model call raced against it when the stream is left', async () => {
+    const agent = new SymfonicAgent({ name: 'leaf', modelProvider: scriptedModel(() => ({ text: 'late', delayMs: 60_000 })) });
+    const stream = agent.stream('hi');
+    for await (const e of stream) if (e.type === 'model.started') break;
+    const error = await stream.result.catch((e: unknown) => e);
+    expect((error as Error).name).toBe('AbortError');
+  });
+});
