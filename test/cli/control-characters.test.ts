@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SPAN_ATTRIBUTES as A } from '../../src/index.js';
+import { liveTree, SPAN_ATTRIBUTES as A, type RunEvent } from '../../src/index.js';
 import type { TenantBudgetReport } from '../../src/budget/redis/redis-budget-store.js';
 import { renderReports } from '../../src/cli/budget.js';
 import { visibleLength } from '../../src/cli/fit.js';
@@ -105,6 +105,29 @@ describe('symfonic tree with control characters in the trace', () => {
     expect(html).not.toMatch(RAW);
     expect(html).toContain('\\u202egnp.exe\\u202c');
     expect(html).toContain('boss\\u001b[2J');
+  });
+});
+
+describe('liveTree over events carrying control characters', () => {
+  it('redraws with its own cursor movement and colours, the event data escaped', () => {
+    const writes: string[] = [];
+    const tree = liveTree({ write: (t) => void writes.push(t), live: true, width: 160, color: true });
+    const root = { runId: 'r0', rootRunId: 'r0', parentRunId: null, agent: AGENT, depth: 0 };
+    let seq = 0;
+    const ev = (timeMs: number, body: Record<string, unknown>) => ({ ...root, seq: ++seq, timeMs, ...body }) as unknown as RunEvent;
+    tree(ev(1000, { type: 'run.started' }));
+    tree(ev(1001, { type: 'delegation.finished', child: TOOL, childRunId: null, outcome: ERROR_TEXT }));
+    tree(ev(1002, { type: 'budget.threshold', tenantId: `acme${CLIPBOARD}`, level: 'tenant', limitName: 'maxTokens', threshold: 0.8, spent: 8, limit: 10 }));
+    const usage = { inputTokens: 1, outputTokens: 1, source: 'reported' };
+    tree(ev(1003, { type: 'run.finished', usage, totalUsage: usage, costUsd: 0, totalCostUsd: 0 }));
+    const text = writes.join('');
+    // The CLI's own sequences still work: a redraw moves the cursor up and clears, names are bold.
+    expect(text).toMatch(/\u001b\[\d+F\u001b\[J/);
+    expect(text).toContain('\u001b[1mboss\\u001b[2J\\u001b]52;c;ZXZpbA==\\u0007\u001b[22m');
+    expect(text).toContain('budget: tenant acme\\u001b]52;c;ZXZpbA==\\u0007 passed 80%');
+    expect(text).toContain('helper\\u001b]8;;https://evil.example/');
+    // Without those, nothing a terminal would obey is left.
+    expect(text.replace(/\u001b\[[0-9;]*m/g, '').replace(/\u001b\[\d+F\u001b\[J/g, '')).not.toMatch(RAW);
   });
 });
 
