@@ -42,20 +42,28 @@ export const MIN_BAR = 12;
 const NAME_SHARE = 0.4;
 const NAME_MIN = 24;
 const GAP = '  ';
+/**
+ * The outcome column is never dropped, so its cells are cut here: every outcome the runtime writes
+ * is at most 15 characters (budget_exceeded) and fits a picture 40 wide, while a trace's own
+ * (escaped control characters grow six-fold) must not push a line past the width. --json and
+ * the HTML page keep it whole.
+ */
+const OUTCOME_MAX = 16;
 
 const sum = (u: { inputTokens: number; outputTokens: number }) => u.inputTokens + u.outputTokens;
 
 /** The text of each column of a row (the name column aside, which is fitted). */
 function cellsOf(r: Row): Record<Exclude<TextColumn, 'name'>, string> {
   const n = r.node;
-  if (n === null) return { runId: '–', ownTokens: '', treeTokens: '', ownCost: '', treeCost: '', outcome: r.outcome };
+  const outcome = cut(r.outcome, OUTCOME_MAX);
+  if (n === null) return { runId: '–', ownTokens: '', treeTokens: '', ownCost: '', treeCost: '', outcome };
   return {
     runId: terminalText(shortRunId(n.runId)),
     ownTokens: formatTokens(sum(n.usage)),
     treeTokens: formatTokens(sum(n.totalUsage)),
     ownCost: formatCost(n.costUsd),
     treeCost: formatCost(n.totalCostUsd),
-    outcome: r.outcome,
+    outcome,
   };
 }
 
