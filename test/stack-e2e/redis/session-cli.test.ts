@@ -102,7 +102,7 @@ describe('symfonic tree --session with control characters in the stored turns', 
 
   beforeAll(async () => {
     const store = new RedisSessionStore({ url: redis.url, keyPrefix });
-    const usage = { inputTokens: 5, outputTokens: 1 };
+    const usage = { inputTokens: 5, outputTokens: 1, source: 'reported' as const };
     try {
       await store.append(
         { tenantId: 'acme', sessionId: 'chat-evil', agent: 'support' },
