@@ -6,6 +6,7 @@ import { RedisBudgetStore, type TenantBudgetReport } from '../budget/redis/redis
 import { integerOption, UsageError, usageErrorFrom } from './args.js';
 import { joinFitting, MAX_WIDTH, MIN_WIDTH, terminalWidth, wrapText } from './fit.js';
 import { BUDGET_HELP } from './help.js';
+import { terminalLines, terminalText } from './terminal-text.js';
 
 const OPTIONS = {
   redis: { type: 'string' },
@@ -42,13 +43,13 @@ export async function budgetCommand(args: string[]): Promise<number> {
     const tenants = values.tenant ?? (await store.tenants());
     const reports: TenantBudgetReport[] = [];
     for (const t of tenants) reports.push(await store.report(t));
-    process.stdout.write(values.json ? JSON.stringify({ store: store.name, tenants: reports }, null, 2) + '\n' : renderReports(store.name, reports, width));
+    process.stdout.write(values.json ? terminalLines(JSON.stringify({ store: store.name, tenants: reports }, null, 2)) + '\n' : renderReports(store.name, reports, width));
     return 0;
   } catch (error) {
     if (!(error instanceof BudgetStoreUnavailableError)) throw error;
     const why = error.cause instanceof Error ? error.cause.message : String(error.cause);
     // The cause may quote the URL; credentials in either never reach the terminal.
-    process.stderr.write(redactSecrets(`symfonic budget: cannot read ${store.name}: ${why}. Check that Redis runs at ${url}.`) + '\n');
+    process.stderr.write(terminalText(redactSecrets(`symfonic budget: cannot read ${store.name}: ${why}. Check that Redis runs at ${url}.`)) + '\n');
     return 1;
   } finally {
     await store.close();
@@ -76,9 +77,11 @@ function periodText(r: TenantBudgetReport): { period: string; resets: string } {
 const HEADER = ['level', 'id', 'spent tokens', 'spent USD', 'reserved tokens', 'reserved USD', 'in flight', 'limit', 'period', 'resets'];
 const NUMERIC = new Set([2, 3, 4, 5, 6]);
 
+/** The cells of a tenant's rows, every one through terminalText(): ids and time zones are Redis's data. */
 function rows(r: TenantBudgetReport): string[][] {
   const { period, resets } = periodText(r);
-  const row = (level: string, id: string, spent: Spend, reserved: Spend, inFlight: string, limit: string) => [level, id, String(spent.tokens), usd(spent.costUsd), String(reserved.tokens), usd(reserved.costUsd), inFlight, limit, period, resets];
+  const row = (level: string, id: string, spent: Spend, reserved: Spend, inFlight: string, limit: string) =>
+    [level, id, String(spent.tokens), usd(spent.costUsd), String(reserved.tokens), usd(reserved.costUsd), inFlight, limit, period, resets].map(terminalText);
   return [
     row('tenant', r.tenantId, r.spent, r.reserved, String(r.reservations), capsText(r.limit)),
     ...r.levels.map((l) => row(`  ${l.level}`, l.id, l.spent, l.reserved, '', capsText(l.limit))),
@@ -112,8 +115,9 @@ function paragraphs(reports: readonly TenantBudgetReport[], width: number): stri
  * limit, its period and when it resets. A table when it fits `width`, else a paragraph a row.
  */
 export function renderReports(storeId: string, reports: readonly TenantBudgetReport[], width: number): string {
-  if (reports.length === 0) return `${storeId}: no tenant has spent or reserved anything yet\n`;
+  const store = terminalText(storeId);
+  if (reports.length === 0) return `${store}: no tenant has spent or reserved anything yet\n`;
   const lines = table(reports.flatMap(rows));
   const fits = lines.every((l) => l.length <= width);
-  return [...(fits ? [storeId, ...lines] : [...wrapText(storeId, width), ...paragraphs(reports, width)])].join('\n') + '\n';
+  return [...(fits ? [store, ...lines] : [...wrapText(store, width), ...paragraphs(reports, width)])].join('\n') + '\n';
 }

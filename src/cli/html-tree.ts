@@ -9,6 +9,7 @@ import type { TimedRunNode } from '../trace/run-tree.js';
 import { formatCost, formatMs, formatTokens } from './tree-format.js';
 import { leafMark, outcomeKind, treeRows, type Row } from './tree-rows.js';
 import { treeStats } from './render-tree.js';
+import { terminalText } from './terminal-text.js';
 
 export interface HtmlOptions {
   /** The Jaeger UI each trace id links to ({url}/trace/{id}); none: the id is not a link. */
@@ -21,7 +22,8 @@ export interface HtmlOptions {
 const MAX_INDENT = 24;
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-export const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
+/** Markup escaped, and control and bidi characters shown as escapes as in the terminal (a bidi override reorders a page's text too). */
+export const escapeHtml = (s: string) => terminalText(s).replace(/[&<>"']/g, (c) => ESCAPES[c]!);
 
 const sum = (u: { inputTokens: number; outputTokens: number }) => u.inputTokens + u.outputTokens;
 const pct = (x: number) => `${(Math.round(x * 10000) / 100).toFixed(2)}%`;

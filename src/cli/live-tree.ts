@@ -13,6 +13,7 @@ import { jsonRunNode, type RunTreeNode } from './json-tree.js';
 export type { RunTreeNode } from './json-tree.js';
 import { renderRunTree, summaryLine } from './render-tree.js';
 import { colorWanted, style } from './style.js';
+import { terminalText } from './terminal-text.js';
 
 export interface LiveTreeOptions {
   /** Where the picture goes. Default: standard output. */
@@ -88,7 +89,7 @@ export class TreeFrames {
     const root = this.events.snapshot(now);
     if (!root) return [];
     const st = style(this.options.color);
-    return [...renderRunTree(root, this.options).slice(0, -1), summaryLine(root, this.options), ...this.events.notes.map((n) => st.yellow(n))];
+    return [...renderRunTree(root, this.options).slice(0, -1), summaryLine(root, this.options), ...this.events.notes.map((n) => st.yellow(terminalText(n)))];
   }
 
   draw(now = Date.now()): void {

@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { didYouMean, InputError, UsageError } from './args.js';
 import { BUDGET_HELP, DEMO_HELP, PROGRAM_HELP, TREE_HELP } from './help.js';
+import { terminalLines } from './terminal-text.js';
 
 const COMMANDS: Record<string, { help: string; run: (args: string[]) => Promise<number> }> = {
   demo: { help: DEMO_HELP, run: async (args) => (await import('./demo.js')).demoCommand(args) },
@@ -70,11 +71,11 @@ main(process.argv.slice(2)).then(
     if (error instanceof UsageError) {
       const help = error.command ? `symfonic ${error.command} --help` : 'symfonic --help';
       const hint = error instanceof InputError ? '' : `Run '${help}' for usage.\n`;
-      process.stderr.write(`symfonic${error.command ? ` ${error.command}` : ''}: ${error.message}\n${hint}`);
+      process.stderr.write(`symfonic${error.command ? ` ${error.command}` : ''}: ${terminalLines(error.message)}\n${hint}`);
       process.exitCode = 2;
       return;
     }
-    process.stderr.write(`symfonic: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.stderr.write(`symfonic: ${terminalLines(error instanceof Error ? (error.stack ?? error.message) : String(error))}\n`);
     process.exitCode = 1;
   },
 );

@@ -4,6 +4,7 @@ import { joinFitting } from './fit.js';
 import { formatCost, formatMs, formatTokens } from './tree-format.js';
 import { leafMark, outcomeKind, treeRows, type Row } from './tree-rows.js';
 import { style, type Style } from './style.js';
+import { terminalText } from './terminal-text.js';
 
 export { colorWanted, style, type Style } from './style.js';
 export { formatCost, formatMs, formatTokens } from './tree-format.js';
@@ -41,20 +42,28 @@ export const MIN_BAR = 12;
 const NAME_SHARE = 0.4;
 const NAME_MIN = 24;
 const GAP = '  ';
+/**
+ * The outcome column is never dropped, so its cells are cut here: every outcome the runtime writes
+ * is at most 15 characters (budget_exceeded) and fits a picture 40 wide, while a trace's own
+ * (escaped control characters grow six-fold) must not push a line past the width. --json and
+ * the HTML page keep it whole.
+ */
+const OUTCOME_MAX = 16;
 
 const sum = (u: { inputTokens: number; outputTokens: number }) => u.inputTokens + u.outputTokens;
 
 /** The text of each column of a row (the name column aside, which is fitted). */
 function cellsOf(r: Row): Record<Exclude<TextColumn, 'name'>, string> {
   const n = r.node;
-  if (n === null) return { runId: '–', ownTokens: '', treeTokens: '', ownCost: '', treeCost: '', outcome: r.outcome };
+  const outcome = cut(r.outcome, OUTCOME_MAX);
+  if (n === null) return { runId: '–', ownTokens: '', treeTokens: '', ownCost: '', treeCost: '', outcome };
   return {
-    runId: shortRunId(n.runId),
+    runId: terminalText(shortRunId(n.runId)),
     ownTokens: formatTokens(sum(n.usage)),
     treeTokens: formatTokens(sum(n.totalUsage)),
     ownCost: formatCost(n.costUsd),
     treeCost: formatCost(n.totalCostUsd),
-    outcome: r.outcome,
+    outcome,
   };
 }
 
@@ -120,7 +129,7 @@ export function renderRunTree(root: TimedRunNode, options: RenderOptions): strin
   const rows = treeRows(root);
   const cells = rows.map(cellsOf);
   const longest = (c: Exclude<TextColumn, 'name'>) => cells.reduce((m, x) => Math.max(m, x[c].length), HEADERS[c].length);
-  const w = { runId: 8, ownTokens: longest('ownTokens'), treeTokens: longest('treeTokens'), ownCost: longest('ownCost'), treeCost: longest('treeCost'), outcome: longest('outcome') };
+  const w = { runId: Math.max(8, longest('runId')), ownTokens: longest('ownTokens'), treeTokens: longest('treeTokens'), ownCost: longest('ownCost'), treeCost: longest('treeCost'), outcome: longest('outcome') };
   const fit = layout({ name: rows.reduce((m, r) => Math.max(m, cellLength(r)), HEADERS.name.length), ...w }, options.barWidth ?? 30, options.width);
   const duration = formatMs(root.endMs - root.startMs);
   const axis = '0' + ' '.repeat(Math.max(1, fit.bar - 1 - duration.length)) + duration;
@@ -161,7 +170,7 @@ export function renderRunTree(root: TimedRunNode, options: RenderOptions): strin
       }),
     );
   });
-  lines.push(`${st.dim('trace')} ${root.traceId}`);
+  lines.push(`${st.dim('trace')} ${terminalText(root.traceId)}`);
   return lines;
 }
 

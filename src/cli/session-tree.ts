@@ -6,6 +6,7 @@ import { buildRunTree, type TimedRunNode } from '../trace/run-tree.js';
 import type { SpanRecord } from '../trace/span-records.js';
 import { formatUsd } from '../trace/usd.js';
 import { InputError } from './args.js';
+import { terminalText } from './terminal-text.js';
 
 export interface SessionTreeRequest {
   sessionId: string;
@@ -43,10 +44,10 @@ export async function sessionTree(req: SessionTreeRequest): Promise<string> {
   }
   const out: string[] = [];
   for (const [i, r] of records.entries()) {
-    out.push(turnLine(r, i));
+    out.push(terminalText(turnLine(r, i)));
     if (req.spans !== undefined && r.traceId !== null) out.push(req.draw(buildRunTree(await req.spans(r.traceId))));
   }
   const totals = totalsOf(records);
-  out.push(`session ${req.sessionId}: ${totals.turns} turn${totals.turns === 1 ? '' : 's'}, ${totalTokens(totals.usage)} tokens, ${cost(totals.costUsd)}`);
+  out.push(terminalText(`session ${req.sessionId}: ${totals.turns} turn${totals.turns === 1 ? '' : 's'}, ${totalTokens(totals.usage)} tokens, ${cost(totals.costUsd)}`));
   return out.join('\n') + '\n';
 }

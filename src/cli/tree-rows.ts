@@ -1,9 +1,11 @@
 /**
  * A delegation tree as the rows of a picture, in drawing order: each run, and each delegation
  * that has no run in the trace (refused, unknown child, or a foreign child that ran elsewhere)
- * as a leaf under its parent. The terminal picture and the HTML page draw the same rows.
+ * as a leaf under its parent. The terminal picture and the HTML page draw the same rows, their
+ * text from the trace already made harmless to show (terminal-text.ts).
  */
 import type { TimedRunNode } from '../trace/run-tree.js';
+import { terminalText } from './terminal-text.js';
 
 export interface Row {
   /** Levels below the root. */
@@ -13,10 +15,11 @@ export interface Row {
    * columns of it for very deep rows (a picture never shows more).
    */
   prefix: string;
+  /** The agent's (or the delegated child's) name, as shown: terminalText() of the trace's. */
   name: string;
   /** The run this row draws, or null for a delegation without a run in the trace. */
   node: TimedRunNode | null;
-  /** The delegation's outcome (its run's status for a run nobody delegated to), or the run's live state. */
+  /** The delegation's outcome (its run's status for a run nobody delegated to), or the run's live state; terminalText() of the trace's. */
   outcome: string;
 }
 
@@ -76,10 +79,10 @@ export function treeRows(root: TimedRunNode): Row[] {
   while (stack.length > 0) {
     const { item, depth, branch, indent } = stack.pop()!;
     if (!('node' in item)) {
-      out.push({ depth, prefix: branch, name: item.leaf, node: null, outcome: item.outcome });
+      out.push({ depth, prefix: branch, name: terminalText(item.leaf), node: null, outcome: terminalText(item.outcome) });
       continue;
     }
-    out.push({ depth, prefix: branch, name: item.node.agent, node: item.node, outcome: shownOutcome(item.node, item.outcome) });
+    out.push({ depth, prefix: branch, name: terminalText(item.node.agent), node: item.node, outcome: terminalText(shownOutcome(item.node, item.outcome)) });
     const items = itemsOf(item.node);
     for (let i = items.length - 1; i >= 0; i--) {
       const last = i === items.length - 1;

@@ -7,6 +7,7 @@ import { MAX_WIDTH, MIN_WIDTH, terminalWidth } from './fit.js';
 import { TREE_HELP } from './help.js';
 import { jsonRunNode, treesJson } from './json-tree.js';
 import { colorWanted, renderRunTree, summaryLine } from './render-tree.js';
+import { terminalLines } from './terminal-text.js';
 import { DEFAULT_MAX_DOCUMENT_MB, MAX_DOCUMENT_MB, readSpans } from './trace-file.js';
 
 const OPTIONS = {
@@ -109,7 +110,7 @@ export async function treeCommand(args: string[]): Promise<number> {
     throw new InputError(`${from} holds no symfonic agent runs (no invoke_agent spans with symfonic.run_id)`, 'tree');
   }
   if (v.json) {
-    process.stdout.write(treesJson(roots.map(jsonRunNode)) + '\n');
+    process.stdout.write(terminalLines(treesJson(roots.map(jsonRunNode))) + '\n');
     return 0;
   }
   if (v.html !== undefined) {

@@ -136,3 +136,40 @@ describe('symfonic budget', () => {
     expect(missing.stderr).toContain('--redis URL is required');
   });
 });
+
+/** Issue 29: ids carrying terminal control sequences (a key is anyone's text) are shown escaped. */
+describe('symfonic budget with control characters in Redis keys', () => {
+  const RAW = /[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/u;
+  const TENANT = 'acme\x1b[2J\x1b]52;c;ZXZpbA==\x07';
+  const USER = 'mallory\x1b[8mhidden\u009b31m\u202egnp.exe';
+  const hostilePrefix = uniquePrefix('cli-ctrl');
+
+  beforeAll(async () => {
+    const hostile = new RedisBudgetStore({ redis: redis.url, keyPrefix: hostilePrefix });
+    try {
+      const r = await hostile.reserve(TENANT, { tokens: 50, costUsd: 0 }, { maxTokens: 1000, levels: [{ level: 'user', id: USER, maxTokens: 100 }] });
+      if (!r.ok) throw new Error('setup reserve refused');
+      await hostile.settle(TENANT, r.reservationId, { tokens: 42, costUsd: 0 });
+    } finally {
+      await hostile.close();
+    }
+  });
+
+  it('prints the table with the ids escaped, nothing a terminal would obey', async () => {
+    const r = await symfonic(['budget', '--redis', redis.url, '--key-prefix', hostilePrefix, '--width', '300']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).not.toMatch(RAW);
+    expect(r.stdout).toContain('acme\\u001b[2J\\u001b]52;c;ZXZpbA==\\u0007');
+    expect(r.stdout).toContain('mallory\\u001b[8mhidden\\u009b31m\\u202egnp.exe');
+  });
+
+  it('--json escapes them the JSON way, and the values read back exactly', async () => {
+    const r = await symfonic(['budget', '--redis', redis.url, '--key-prefix', hostilePrefix, '--json']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).not.toMatch(RAW);
+    const report = JSON.parse(r.stdout) as { tenants: { tenantId: string; levels: { id: string }[] }[] };
+    expect(report.tenants.map((t) => t.tenantId)).toEqual([TENANT]);
+    expect(report.tenants[0]!.levels.map((l) => l.id)).toContain(USER);
+  });
+});

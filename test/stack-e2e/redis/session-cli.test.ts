@@ -93,3 +93,31 @@ describe('symfonic tree --session', () => {
     expect((await symfonic(['tree', '--session', 'chat-5', '--tenant', 'globex', '--redis', redis.url, '--key-prefix', keyPrefix])).stderr).toMatch(/holds no turns/);
   });
 });
+
+/** Issue 29: a turn record in Redis is anyone's text; its ids reach the terminal escaped. */
+describe('symfonic tree --session with control characters in the stored turns', () => {
+  const RAW = /[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/u;
+  const RUN = 'run\x1b[2J\x1b]52;c;ZXZpbA==\x07';
+  const AT = '2026-12-02T00:00:00.000Z\u202e\u009b31m';
+
+  beforeAll(async () => {
+    const store = new RedisSessionStore({ url: redis.url, keyPrefix });
+    const usage = { inputTokens: 5, outputTokens: 1, source: 'reported' as const };
+    try {
+      await store.append(
+        { tenantId: 'acme', sessionId: 'chat-evil', agent: 'support' },
+        { rootRunId: RUN, messages: [], record: { rootRunId: RUN, traceId: null, agent: 'support', at: AT, usage, totalUsage: usage, costUsd: null, totalCostUsd: null, status: 'completed' } },
+      );
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('lists the turn with its run id and time escaped', async () => {
+    const r = await symfonic(['tree', '--session', 'chat-evil', '--tenant', 'acme', '--redis', redis.url, '--key-prefix', keyPrefix]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).not.toMatch(RAW);
+    expect(r.stdout).toContain('run run\\u001b[2J\\u001b]52;c;ZXZpbA==\\u0007  trace (none)  2026-12-02T00:00:00.000Z\\u202e\\u009b31m');
+  });
+});
