@@ -1,5 +1,4 @@
 import { writeFileSync } from 'node:fs';
-import type { AgentResponse } from '../agent/agent-response.js';
 import { BudgetExceededError, ConfigurationError, SnapshotError } from '../core/errors.js';
 import { newRunId } from '../core/ids.js';
 import { openAICompatible } from '../model/openai-compatible.js';
@@ -10,7 +9,9 @@ import { defaultPrices, type PriceTable } from '../accounting/prices.js';
 import { buildRunTree, fromReadableSpan, type TimedRunNode } from '../trace/run-tree.js';
 import { InputError, UsageError } from './args.js';
 import type { DemoSettings } from './demo.js';
-import { DEMO_LARGE, DEMO_QUESTION, DEMO_SMALL, demoPrices, demoTeam } from './demo-team.js';
+import { DEMO_FOLLOW_UPS, DEMO_LARGE, DEMO_QUESTION, DEMO_SMALL, demoPrices, demoTeam } from './demo-team.js';
+import { runDemoTurns, sessionJson, sessionSummary, sessionSummaryLines } from './demo-turns.js';
+import { InMemorySessionStore } from '../session/in-memory-session-store.js';
 import { joinFitting, terminalWidth, wrapText } from './fit.js';
 import { traceLinkLines } from './jaeger-link.js';
 import { jsonRunNode } from './json-tree.js';
@@ -43,10 +44,10 @@ function describe(error: unknown): string {
 }
 
 /** --html: the page of the tree, its trace id linked to the Jaeger UI when the trace went there. */
-async function writeHtml(s: DemoSettings, tree: TimedRunNode, info: (line: string) => void): Promise<number> {
+async function writeHtml(s: DemoSettings, trees: TimedRunNode[], info: (line: string) => void): Promise<number> {
   const { htmlPage } = await import('./html-tree.js');
   try {
-    writeFileSync(s.html!, htmlPage([tree], { jaegerUi: s.otlp === undefined ? undefined : s.jaegerUrl, source: 'symfonic demo' }));
+    writeFileSync(s.html!, htmlPage(trees, { jaegerUi: s.otlp === undefined ? undefined : s.jaegerUrl, source: 'symfonic demo' }));
   } catch (error) {
     process.stderr.write(`symfonic demo: cannot write ${s.html}: ${(error as Error).message}\n`);
     return 1;
@@ -75,6 +76,7 @@ export async function runDemo(s: DemoSettings): Promise<number> {
     prices: prices(),
     ...(s.budgetUsd !== undefined ? { budgets: new TenantBudgets({ limits: { [s.tenantId]: { maxCostUsd: s.budgetUsd } } }) } : {}),
   });
+  const sessions = (s.turns ?? 1) > 1 ? new InMemorySessionStore() : undefined;
   const remote = s.remote ? await (await import('./demo-remote.js')).startRemoteDemo(s) : undefined;
   const team = demoTeam({
     maxAgentDepth: s.maxAgentDepth,
@@ -82,23 +84,26 @@ export async function runDemo(s: DemoSettings): Promise<number> {
     ...(provider ? { provider } : {}),
     ...(remote ? { factChecker: remote.factChecker } : {}),
     ...(s.pause ? { approval: { snapshotKey: s.pause.snapshotKey } } : {}),
+    ...(sessions ? { sessions } : {}),
   });
   const rootRunId = resumed?.snapshot.run.runId ?? newRunId();
   const live = demoObserver(s);
-  let response: AgentResponse | undefined;
-  let failure: unknown;
-  try {
-    response = resumed
-      ? await team.root.resume(resumed.snapshot, { decisions: resumed.decisions, ...live.options })
-      : await team.root.run(DEMO_QUESTION, { scope: { tenantId: s.tenantId }, runId: rootRunId, ...live.options });
-  } catch (error) {
-    failure = error;
-  }
+  const turns = await runDemoTurns(team.root, {
+    tenantId: s.tenantId,
+    turns: s.turns ?? 1,
+    firstRunId: rootRunId,
+    live: live.options,
+    ...(resumed ? { first: () => team.root.resume(resumed.snapshot, { decisions: resumed.decisions, ...live.options }) } : {}),
+  });
+  const { response, failure } = turns.at(-1)!;
+  const session = sessions ? await sessionSummary(team.root, s.tenantId) : undefined;
   live.close();
   await team.close();
   const remoteSpans = remote ? await remote.stop() : [];
   const spans = [...(resumed?.earlier ?? []), ...tracing.spans().map(fromReadableSpan), ...remoteSpans];
-  const tree = buildRunTree(spans).find((r) => r.runId === rootRunId);
+  const runTrees = buildRunTree(spans);
+  const trees = turns.map((t) => runTrees.find((r) => r.runId === t.runId)).filter((t) => t !== undefined);
+  const tree = trees.at(-1);
   const { exportError } = await tracing.shutdown();
 
   if (tree === undefined) {
@@ -117,27 +122,45 @@ export async function runDemo(s: DemoSettings): Promise<number> {
     return 1;
   }
   const width = s.width ?? terminalWidth();
+  const printAnswer = (text: string) => {
+    out();
+    out(st.bold('answer'));
+    for (const line of wrapText(text, width)) out(line);
+  };
   if (s.json) {
     // What the picture shows, as data: the RunNode tree with costs and timings, the trace id and
     // the answer (null when the root failed or paused; the error is on stderr and in `error`).
     const error = failure === undefined ? null : { type: failure instanceof Error ? failure.name : typeof failure, message: failure instanceof Error ? failure.message : String(failure) };
-    const answer = response?.status === 'completed' ? response.finalResponse : null;
-    out(JSON.stringify({ ...jsonRunNode(tree), answer, error, ...(s.pause ? pauseJson(paused?.written, s.pause.resumeFile) : {}) }, null, 2));
+    const turnJson = (t: TimedRunNode, i: number) => {
+      const r = turns[i]!.response;
+      return { ...jsonRunNode(t), answer: r?.status === 'completed' ? r.finalResponse : null, error: i === trees.length - 1 ? error : null };
+    };
+    const doc = session ? sessionJson(session, trees.map(turnJson)) : { ...turnJson(tree, trees.length - 1), ...(s.pause ? pauseJson(paused?.written, s.pause.resumeFile) : {}) };
+    out(JSON.stringify(doc, null, 2));
   } else {
-    if (remote) (await import('./demo-remote.js')).markRemoteRuns(tree, remoteSpans, remote.pid);
+    if (remote) for (const t of trees) (await import('./demo-remote.js')).markRemoteRuns(t, remoteSpans, remote.pid);
     const models = provider ? `${provider.providerName} model ${provider.modelName}` : `scripted models ${DEMO_LARGE} and ${DEMO_SMALL} (no network)`;
     const head = [st.bold('symfonic demo'), `tenant ${tree.tenantId ?? s.tenantId}`, models, `maxAgentDepth ${s.maxAgentDepth}`];
     if (s.budgetUsd !== undefined) head.push(`budget $${s.budgetUsd}`);
     if (resumed) head.push(`resumed from ${s.pause!.resumeFile}`);
     for (const line of joinFitting(head, ' · ', width, '  ')) out(line);
-    out();
-    for (const line of renderRunTree(tree, { color, width })) out(line);
-    out(summaryLine(tree, { color, width }));
+    trees.forEach((t, i) => {
+      out();
+      if (session) for (const line of wrapText(`turn ${i + 1} · ${i === 0 ? DEMO_QUESTION : DEMO_FOLLOW_UPS[i - 1]}`, width)) out(line);
+      for (const line of renderRunTree(t, { color, width })) out(line);
+      out(summaryLine(t, { color, width }));
+      const r = turns[i]!.response;
+      if (session && i < trees.length - 1 && r?.status === 'completed') printAnswer(r.finalResponse);
+    });
+    if (session) {
+      out();
+      for (const line of sessionSummaryLines(session, st.bold)) out(line);
+    }
   }
   if (resumed?.note !== undefined) process.stderr.write(`symfonic demo: ${resumed.note}\n`);
   if (paused !== undefined) for (const line of pauseLines(paused, st, width)) info(line);
   let code = 0;
-  if (s.html !== undefined) code = Math.max(code, await writeHtml(s, tree, info));
+  if (s.html !== undefined) code = Math.max(code, await writeHtml(s, trees, info));
   if (s.otlp !== undefined) {
     if (tracing.tracesUrl === null) {
       process.stderr.write('symfonic demo: OTEL_SDK_DISABLED is set, so --otlp exported nothing.\n');
@@ -146,7 +169,7 @@ export async function runDemo(s: DemoSettings): Promise<number> {
       process.stderr.write(`symfonic demo: could not export spans to ${tracing.tracesUrl}: ${exportError} (spans were dropped)\n`);
       code = 1;
     } else {
-      for (const line of await traceLinkLines(s.jaegerUrl, tree.traceId, st, width)) info(line);
+      for (const t of trees) for (const line of await traceLinkLines(s.jaegerUrl, t.traceId, st, width)) info(line);
     }
   }
   if (failure !== undefined) {
@@ -154,10 +177,6 @@ export async function runDemo(s: DemoSettings): Promise<number> {
     process.stderr.write(`symfonic demo: the root run "${tree.agent}" ${verb}: ${describe(failure)}\n`);
     return 1;
   }
-  if (!s.json && response?.status === 'completed') {
-    out();
-    out(st.bold('answer'));
-    for (const line of wrapText(response.finalResponse, width)) out(line);
-  }
+  if (!s.json && response?.status === 'completed') printAnswer(response.finalResponse);
   return code;
 }

@@ -4,6 +4,7 @@ import type { ChildAgent } from '../delegation/child.js';
 import { SubAgent, SubAgentSpec } from '../delegation/sub-agent.js';
 import type { Message, ModelProvider, ModelRequest } from '../model/types.js';
 import type { MetricsCollector } from '../accounting/metrics-collector.js';
+import type { SessionStore } from '../session/session-store.js';
 import { priceTable, type ModelPrice } from '../accounting/prices.js';
 import { scriptedModel, type ScriptedTurn } from '../testing/scripted-model.js';
 import { APPROVAL_INSTRUCTIONS, approvalScript, buyReportTool, NOT_BOUGHT, resultOfCall, UNBOUGHT_NOTE } from './demo-approval.js';
@@ -23,6 +24,14 @@ import { APPROVAL_INSTRUCTIONS, approvalScript, buyReportTool, NOT_BOUGHT, resul
 export const DEMO_QUESTION =
   'Write a short brief on the residential heat-pump market in Germany: recent sales, what drives and what holds back ' +
   'adoption, and the main risks for the next three years.';
+
+/** demo --turns: the questions of turns 2 to 5, each following up the answer before it. */
+export const DEMO_FOLLOW_UPS: readonly string[] = [
+  'Which of the risks in that brief matters most, and why?',
+  'Say that again in one sentence for a slide.',
+  'What would change your answer?',
+  'Thank you. Anything else to watch?',
+];
 
 export const DEMO_LARGE = 'demo-large';
 export const DEMO_SMALL = 'demo-small';
@@ -80,8 +89,26 @@ function inPieces(turn: ScriptedTurn): ScriptedTurn {
   return { ...turn, chunks: turn.text.split(/(?<= )/), chunkDelayMs: 4 };
 }
 
+/**
+ * A later turn of a session (demo --turns): the router answers from the conversation alone,
+ * quoting the start of its previous answer, which it can read only from the session's history.
+ */
+function followUp(r: ModelRequest): ScriptedTurn {
+  const lastUser = r.messages.map((m) => m.role).lastIndexOf('user');
+  const earlier = r.messages.slice(0, lastUser).filter((m) => m.role === 'assistant' && m.content.trim() !== '').at(-1);
+  const quoted = earlier?.content.split(/(?<=[.!?])\s/)[0];
+  return {
+    text: quoted === undefined
+      ? 'There is no earlier answer in this conversation to follow up on.'
+      : `Following up on my previous answer ("${quoted}"): policy uncertainty matters most, as it stalls orders before prices or installers can.`,
+    usage: { inputTokens: 3120, outputTokens: 88, cacheReadInputTokens: 2560 },
+    delayMs: 20,
+  };
+}
+
 const SCRIPTS = {
   router: (r: ModelRequest, turn: number): ScriptedTurn => {
+    if (r.messages.filter((m) => m.role === 'user').length > 1) return followUp(r);
     if (turn === 0) {
       return {
         text: 'Gathering figures and an analysis in parallel.',
@@ -178,6 +205,8 @@ export interface DemoTeamOptions {
    * approval, and the root signs its snapshots with this key.
    */
   approval?: { snapshotKey: string };
+  /** demo --turns: the root keeps its conversation here, so each turn reads the ones before. */
+  sessions?: SessionStore;
 }
 
 export interface DemoTeam {
@@ -236,6 +265,7 @@ export function demoTeam(options: DemoTeamOptions): DemoTeam {
     description: 'Splits a request between the team and returns the brief.',
     config,
     ...(approval ? { snapshotKey: approval.snapshotKey } : {}),
+    ...(options.sessions ? { sessions: options.sessions } : {}),
     metricsCollector: collector,
     subAgents: [
       new SubAgent({

@@ -24,6 +24,7 @@ const OPTIONS = {
   snapshot: { type: 'string' },
   decide: { type: 'string', multiple: true },
   'approve-all': { type: 'boolean' },
+  turns: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -47,6 +48,8 @@ export interface DemoSettings {
   events: boolean;
   /** --suspend / --resume FILE: the tree waits for an approval, written to a file, and goes on from it. */
   pause?: PauseSettings | undefined;
+  /** --turns N: the root answers N turns of one session (1: a single run, no session). */
+  turns?: number | undefined;
 }
 
 export function demoSettings(args: string[]): DemoSettings | 'help' {
@@ -82,8 +85,10 @@ export function demoSettings(args: string[]): DemoSettings | 'help' {
   } else {
     throw new UsageError(`unknown provider "${provider}": use "scripted" or "openai-compatible"`, 'demo');
   }
+  const turns = v.turns === undefined ? 1 : integerOption('demo', '--turns', v.turns, 1, 5);
+  if (turns > 1 && pause !== undefined) throw new UsageError('--turns runs a conversation start to end: it does not combine with --suspend or --resume', 'demo');
   if (v.events === true && v.json === true) throw new UsageError('--events and --json both print to stdout: use one', 'demo');
-  return { tenantId, maxAgentDepth, budgetUsd, json: v.json === true, width, html: v.html, otlp, jaegerUrl, openAI, remote: v.remote === true, events: v.events === true, pause };
+  return { tenantId, maxAgentDepth, budgetUsd, json: v.json === true, width, html: v.html, otlp, jaegerUrl, openAI, remote: v.remote === true, events: v.events === true, pause, turns };
 }
 
 export async function demoCommand(args: string[]): Promise<number> {

@@ -89,6 +89,14 @@ ${FIT}  --html FILE           also write the tree as one self-contained web page
                         answer:TEXT (a question) or retry (a budget)
   --approve-all         with --resume, approve each approval --decide does not
                         name
+  --turns N             the root answers N turns (1 to 5, default 1) of one
+                        session "demo-session" in an InMemorySessionStore,
+                        each a follow-up the scripted model answers from the
+                        turns before; each turn's tree is drawn, then each
+                        turn's root run id, status, tokens and cost and the
+                        session's total. With --json: { sessionId, turns: [one
+                        --json object a turn], total: { usage, costUsd,
+                        turns } }. Not with --suspend or --resume
   -h, --help            show this help
 
 Snapshots are signed with $SYMFONIC_SNAPSHOT_KEY (16+ characters), else with
