@@ -113,6 +113,7 @@ decisions that do not match the interruptions it waits on.
 export const TREE_HELP = `Usage: symfonic tree [options] FILE
        symfonic tree [options] --jaeger URL TRACE_ID
        symfonic tree --session ID --tenant T --redis URL [--jaeger URL]
+                     [--json | --html FILE]
 
 Draws the delegation trees recorded in FILE: OTLP/JSON, either one JSON object
 (pretty-printed or not: an ExportTraceServiceRequest, or a saved answer of
@@ -140,7 +141,11 @@ Options:
   --session ID          every turn of session ID, oldest first, as its
                         RedisSessionStore keeps them (status, tokens, cost,
                         run and trace ids) and the session's totals; with
-                        --jaeger, each turn's tree drawn from its trace
+                        --jaeger, each turn's tree drawn from its trace;
+                        --json prints { sessionId, tenantId, turns: [each
+                        turn's record], total: { usage, costUsd, turns } },
+                        --html FILE writes every turn's tree on one page
+                        under the turn list and the session's total
   --tenant T            the tenant the session is of (with --session)
   --redis URL           the session store's Redis (with --session)
   --key-prefix P        the store's keyPrefix (default symfonic:sessions:)

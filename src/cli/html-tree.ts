@@ -16,6 +16,10 @@ export interface HtmlOptions {
   jaegerUi?: string | undefined;
   /** Where the trees came from (a file name, or the Jaeger URL), shown under the title. */
   source?: string | undefined;
+  /** The page's title, instead of one naming the trees (e.g. a session's). */
+  title?: string | undefined;
+  /** Lines of text listed above the trees (e.g. a session's turns and its total). */
+  lines?: readonly string[] | undefined;
 }
 
 /** Indentation stops growing here; deeper rows show their depth instead. */
@@ -133,6 +137,7 @@ td.time, th.time { width: 35%; min-width: 12em; }
 .waited { color: var(--paused); white-space: nowrap; }
 .pause { position: absolute; top: 0; bottom: 0; border: 1px dashed var(--paused); box-sizing: border-box; background: repeating-linear-gradient(135deg, transparent 0 .25em, var(--line) .25em .5em); }
 tr.hidden { display: none; }
+ul.lines { font-family: ui-monospace, monospace; font-size: .9em; padding-left: 1.2em; }
 `;
 
 // Folding a branch hides the rows after it that are deeper, up to the next row at its depth or above.
@@ -155,7 +160,8 @@ document.addEventListener('click', function (event) {
 
 /** The page: a section per root run, styles and script inline, no request of its own. */
 export function htmlPage(roots: readonly TimedRunNode[], options: HtmlOptions = {}): string {
-  const title = roots.length === 1 ? `${roots[0]!.agent}: delegation tree` : `${roots.length} delegation trees`;
+  const title = options.title ?? (roots.length === 1 ? `${roots[0]!.agent}: delegation tree` : `${roots.length} delegation trees`);
+  const lines = options.lines === undefined ? '' : `<ul class="lines">\n${options.lines.map((l) => `<li>${escapeHtml(l)}</li>`).join('\n')}\n</ul>`;
   return `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -169,6 +175,7 @@ export function htmlPage(roots: readonly TimedRunNode[], options: HtmlOptions = 
 <body>
 <h1>${escapeHtml(title)}</h1>
 ${options.source === undefined ? '' : `<p class="source">from ${escapeHtml(options.source)}</p>`}
+${lines}
 ${roots.map((r) => treeSection(r, options)).join('\n')}
 <script>${SCRIPT}</script>
 </body>

@@ -64,9 +64,8 @@ function pictures(roots: TimedRunNode[], width: number): string {
 }
 
 /** `--session ID --tenant T --redis URL [--jaeger URL]`: every turn of a session (session-tree.ts). */
-async function drawSession(v: { session?: string; tenant?: string; redis?: string; 'key-prefix'?: string; json?: boolean; html?: string }, positionals: string[], jaeger: string | undefined, maxMb: number, width: number): Promise<number> {
+async function drawSession(v: { session?: string; tenant?: string; redis?: string; 'key-prefix'?: string; json?: boolean; html?: string }, positionals: string[], jaeger: string | undefined, jaegerUi: string | undefined, maxMb: number, width: number): Promise<number> {
   if (positionals.length > 0) throw new UsageError(`--session draws the session's turns: no FILE or trace id goes with it (got ${positionals.join(' ')})`, 'tree');
-  if (v.json === true || v.html !== undefined) throw new UsageError('--session draws in the terminal: --json and --html are not for it yet', 'tree');
   if (v.tenant === undefined || v.tenant === '') throw new UsageError('--session needs --tenant T: a session id is one tenant\'s', 'tree');
   if (v.redis === undefined) throw new UsageError('--session reads the turns from the session store: give --redis URL (redis://127.0.0.1:6379), and --jaeger URL to draw each turn\'s tree', 'tree');
   if (!/^rediss?:\/\/[^/]/.test(v.redis)) throw new UsageError(`--redis must be a redis:// or rediss:// URL (got "${v.redis}")`, 'tree');
@@ -78,9 +77,21 @@ async function drawSession(v: { session?: string; tenant?: string; redis?: strin
     keyPrefix: v['key-prefix'],
     spans: jaeger === undefined ? undefined : (traceId) => jaegerSpans(jaeger, traceId, maxMb),
     draw: (roots) => pictures(roots, width).replace(/\n$/, ''),
+    format: v.json === true ? 'json' : v.html !== undefined ? 'html' : 'text',
+    jaegerUi,
   });
-  process.stdout.write(text);
+  if (v.html === undefined) process.stdout.write(text);
+  else writePage(v.html, text, `session ${v.session}`);
   return 0;
+}
+
+function writePage(file: string, page: string, what: string): void {
+  try {
+    writeFileSync(file, page);
+  } catch (error) {
+    throw new InputError(`cannot write ${file}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such directory' : (error as Error).message}`, 'tree');
+  }
+  process.stdout.write(`wrote ${file}: ${what}\n`);
 }
 
 export async function treeCommand(args: string[]): Promise<number> {
@@ -101,7 +112,7 @@ export async function treeCommand(args: string[]): Promise<number> {
   const maxMb = v['max-document-mb'] === undefined ? DEFAULT_MAX_DOCUMENT_MB : integerOption('tree', '--max-document-mb', v['max-document-mb'], 1, MAX_DOCUMENT_MB);
   if (v.html !== undefined && v.html.trim() === '') throw new UsageError('--html needs a file name, e.g. --html tree.html', 'tree');
   if (v.html !== undefined && v.json === true) throw new UsageError('--html and --json: use one (--json prints to stdout, --html writes a file)', 'tree');
-  if (v.session !== undefined) return drawSession(v, positionals, jaeger, maxMb, width);
+  if (v.session !== undefined) return drawSession(v, positionals, jaeger, jaegerUi, maxMb, width);
   const source = sourceOf(positionals, jaeger);
   const spans = jaeger === undefined ? await readSpans(source, maxMb) : await jaegerSpans(jaeger, source, maxMb);
   const roots = buildRunTree(spans);
@@ -116,13 +127,8 @@ export async function treeCommand(args: string[]): Promise<number> {
   if (v.html !== undefined) {
     const { htmlPage } = await import('./html-tree.js');
     const page = htmlPage(roots, { jaegerUi, source: jaeger === undefined ? (source === '-' ? 'standard input' : source) : `${jaeger} (trace ${source})` });
-    try {
-      writeFileSync(v.html, page);
-    } catch (error) {
-      throw new InputError(`cannot write ${v.html}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such directory' : (error as Error).message}`, 'tree');
-    }
     const runs = roots.reduce((k, r) => k + runsOf(r).length, 0);
-    process.stdout.write(`wrote ${v.html}: ${runs} run${runs === 1 ? '' : 's'} in ${roots.length} tree${roots.length === 1 ? '' : 's'}\n`);
+    writePage(v.html, page, `${runs} run${runs === 1 ? '' : 's'} in ${roots.length} tree${roots.length === 1 ? '' : 's'}`);
     return 0;
   }
   process.stdout.write(pictures(roots, width));
