@@ -15,7 +15,9 @@ import type { RunState } from './run-state.js';
  * before the turn's own messages (the user message; a resumed turn's conversation since it began).
  */
 export async function openTurn(run: RunState, memory: SessionMemory): Promise<void> {
-  const history = await loadHistory(memory, run.signal);
+  const load = () => loadHistory(memory, run.signal);
+  // A durable turn reads its history as a recorded step: a recovery replays what it first read.
+  const history = run.driver?.history === undefined ? await load() : (await run.driver.history(run.frame.runId, load)).value;
   run.messages.splice(0, 0, ...history);
   run.turnFrom = history.length;
   run.sessionLoaded = true;

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { Message } from '../model/types.js';
 import type { ChildStart, ChildStep, ModelStep, Recorded, RunDriver, StepKey, ToolStep } from '../snapshot/run-driver.js';
 import { DurableEngineError } from './durable-errors.js';
 import type { Dbos, WorkflowHandle } from './dbos-sdk.js';
@@ -66,6 +67,10 @@ export class DbosDriver implements RunDriver {
 
   tool(key: StepKey, call: () => Promise<ToolStep>): Promise<Recorded<ToolStep>> {
     return this.step(`tool:${key.runId}:${key.turn}:${key.index}:${key.name}`, call);
+  }
+
+  history(runId: string, load: () => Promise<readonly Message[]>): Promise<Recorded<readonly Message[]>> {
+    return this.step(`history:${runId}`, load);
   }
 
   /** The child's workflow is started, and its result read in a step of this run's: a read back result says the child's work is done. */

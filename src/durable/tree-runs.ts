@@ -5,6 +5,7 @@ import { RunFailure } from '../core/run-outcome.js';
 import { failureOf, outcomeData } from '../delegation/child-record.js';
 import type { ChildFailure, ChildStep, FrameData } from '../snapshot/run-driver.js';
 import { SNAPSHOT_VERSION, type SpanLink, type SuspendedRun } from '../snapshot/run-snapshot.js';
+import { SESSION_MEMORY } from '../session/session-memory.js';
 import type { AgentRegistry } from './agent-registry.js';
 import { DbosDriver, type ChildInput, type StepEngine } from './dbos-driver.js';
 import { openFrame } from './recorded-frame.js';
@@ -50,7 +51,9 @@ export async function runRoot(host: TreeHost, input: RootInput, workflowId: stri
     const opened = openFrame(input.frame, input.parentSpan ?? (await host.recordedRunSpan(workflowId, input)));
     owned = opened.owned;
     const driver = new DbosDriver(host.engine, { root: input.agent, path: [], generation: input.generation, rootRunId: input.frame.rootRunId });
-    const response = (await agent.runInFrame(input.task, { frame: opened.frame, accounting: host.accounting, outputType: undefined, resume: input.resume, driver })) as AgentResponse;
+    // A root of its own conversation: an agent with sessions, a scope naming one (loaded and appended as in-process roots are).
+    const session = SESSION_MEMORY in agent ? agent[SESSION_MEMORY](opened.frame.scope) : undefined;
+    const response = (await agent.runInFrame(input.task, { frame: opened.frame, accounting: host.accounting, outputType: undefined, resume: input.resume, driver, session })) as AgentResponse;
     return { response: rootResponse(response, input) };
   } catch (error) {
     const cause = error instanceof RunFailure ? error.error : error;

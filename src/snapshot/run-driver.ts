@@ -4,7 +4,7 @@ import type { RunFrame } from '../core/run-frame.js';
 import type { Spent } from '../core/run-outcome.js';
 import type { Scope } from '../core/scope.js';
 import type { Usage } from '../core/usage.js';
-import type { ModelResponse } from '../model/types.js';
+import type { Message, ModelResponse } from '../model/types.js';
 import type { SpanLink, SuspendedRun } from './run-snapshot.js';
 
 /**
@@ -27,6 +27,12 @@ export interface RunDriver {
    * starts the child from `start` instead. A child that failed is a result, never a rejection.
    */
   child(key: StepKey, start: ChildStart, run: () => Promise<ChildStep>): Promise<Recorded<ChildStep>>;
+  /**
+   * A remembering run's session history, read before its first model call. A driver that keeps
+   * it records it, so a replay starts from the history the turn first read, not from a store
+   * that has changed since; one that does not (absent) lets the run read the store.
+   */
+  history?(runId: string, load: () => Promise<readonly Message[]>): Promise<Recorded<readonly Message[]>>;
 }
 
 export type StepKind = 'model' | 'tool' | 'child';
