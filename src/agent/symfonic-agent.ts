@@ -60,7 +60,6 @@ export interface SymfonicAgentOptions extends SnapshotOptions {
   toolChoice?: ToolChoice;
 }
 
-
 /**
  * The kernel agent: a model/tool loop that can delegate to named children. Everything it is made
  * of (tools, children, config) is fixed at construction, so a running agent never changes shape

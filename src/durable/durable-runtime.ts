@@ -298,4 +298,3 @@ class StepWatch implements CheckpointWatch {
     this.pause();
   }
 }
-

@@ -252,4 +252,3 @@ async function* streamAnswer(
   }
   yield { type: 'done', response: answer.response() };
 }
-

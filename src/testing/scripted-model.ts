@@ -228,4 +228,3 @@ function checkChunks(turn: ObjectTurn, index: number): void {
     throw new ScriptError(`scripted turn ${index}: chunkDelayMs must be a number of milliseconds, 0 or more.`);
   }
 }
-

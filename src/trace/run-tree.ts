@@ -172,4 +172,3 @@ export function publicRunNode(root: TimedRunNode): RunNode {
     children,
   }));
 }
-
