@@ -6,20 +6,14 @@
  * Substitutions, and only these: the Redis URL becomes the test's Redis, and the key prefix one no
  * earlier run used.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { block, promised, rendered, runModule, scratchDir, substitute } from '../../readme/readme-blocks.js';
-import { testRedis, uniquePrefix } from '../redis/redis-server.js';
+import { redisForFile, uniquePrefix } from '../redis/redis-server.js';
 
 const HEADING = 'Serving a fleet';
 const scratch = scratchDir('readme-fleet');
-let redis: { url: string; close(): Promise<void> };
-beforeAll(async () => {
-  redis = await testRedis();
-});
-afterAll(async () => {
-  scratch.remove();
-  await redis?.close();
-});
+const redis = redisForFile();
+afterAll(() => scratch.remove());
 
 describe('README: Serving a fleet', () => {
   it('runs as written: a task sent to replica a is read completed on replica b', async () => {

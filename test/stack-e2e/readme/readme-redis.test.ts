@@ -6,21 +6,15 @@
  * Substitutions, and only these: the Redis URL becomes the test's Redis, and the key prefix one
  * no earlier run used, so spend left in a shared Redis by a previous run cannot change the result.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { RedisBudgetStore } from '../../../src/index.js';
 import { block, promised, rendered, runModule, scratchDir, substitute } from '../../readme/readme-blocks.js';
-import { testRedis, uniquePrefix } from '../redis/redis-server.js';
+import { redisForFile, uniquePrefix } from '../redis/redis-server.js';
 
 const HEADING = 'Budgets across a fleet (Redis)';
 const scratch = scratchDir('readme-redis');
-let redis: { url: string; close(): Promise<void> };
-beforeAll(async () => {
-  redis = await testRedis();
-});
-afterAll(async () => {
-  scratch.remove();
-  await redis?.close();
-});
+const redis = redisForFile();
+afterAll(() => scratch.remove());
 
 describe('README: Budgets across a fleet (Redis)', () => {
   it("runs as written: worker-b is refused on the spend worker-a settled in the shared store", async () => {

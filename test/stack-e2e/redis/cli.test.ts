@@ -1,28 +1,19 @@
 /** `symfonic budget` against a real Redis, run as a user runs it: the built binary. */
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { RedisBudgetStore } from '../../../src/budget/redis/redis-budget-store.js';
-import { freePort, testRedis, uniquePrefix } from './redis-server.js';
+import { runCli } from '../../cli/helpers.js';
+import { freePort, redisForFile, uniquePrefix } from './redis-server.js';
 
-const BIN = fileURLToPath(new URL('../../../dist/cli/main.js', import.meta.url));
+/** The built binary, run as a user runs it. */
+const symfonic = (args: string[]) => runCli(args, { env: { NO_COLOR: '1' } });
 
-function symfonic(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { timeout: 20_000, env: { ...process.env, NO_COLOR: '1' } }, (error, stdout, stderr) => {
-      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
-}
-
-let redis: { url: string; close(): Promise<void> };
+const redis = redisForFile();
 let store: RedisBudgetStore;
 const keyPrefix = uniquePrefix('cli');
 
 beforeAll(async () => {
-  redis = await testRedis();
-  store = new RedisBudgetStore({ redis: redis.url, keyPrefix });
+  store = redis.closeAfter(new RedisBudgetStore({ redis: redis.url, keyPrefix }));
   // acme: 300 settled against a fixed limit with per-user caps, two calls in flight. beta: a daily
   // cost limit in New York. gamma: a rolling token limit.
   const acme = { maxTokens: 10_000, perUser: { maxTokens: 1_000 } };
@@ -39,10 +30,6 @@ beforeAll(async () => {
   const g = await store.reserve('gamma', { tokens: 10, costUsd: 0 }, { maxTokens: 500, windowMs: 3_600_000 });
   if (!g.ok) throw new Error('setup reserve refused');
   await store.settle('gamma', g.reservationId, { tokens: 7, costUsd: 0 });
-});
-afterAll(async () => {
-  await store?.close();
-  await redis?.close();
 });
 
 const zero = { tokens: 0, costUsd: 0 };

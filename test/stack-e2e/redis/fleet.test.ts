@@ -2,20 +2,14 @@
  * Many processes, one Redis budget: forked workers run agents from the built package against one
  * tenant key, as app servers of one deployment would.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BudgetExceededError, FrameworkConfig, MetricsCollector, SubAgentSpec, SymfonicAgent, TenantBudgets } from '../../../src/index.js';
 import { RedisBudgetStore } from '../../../src/budget/redis/redis-budget-store.js';
 import { scriptedModel } from '../../../src/testing/index.js';
-import { testRedis, uniquePrefix } from './redis-server.js';
+import { redisForFile, uniquePrefix } from './redis-server.js';
 import { forkWorker, type Worker } from './workers.js';
 
-let redis: { url: string; close(): Promise<void> };
-beforeAll(async () => {
-  redis = await testRedis();
-});
-afterAll(async () => {
-  await redis?.close();
-});
+const redis = redisForFile();
 
 interface FleetReport {
   succeeded: number;

@@ -4,26 +4,19 @@
  * midnight on Redis's own clock, and thresholds fired once per crossing across a fleet of four.
  */
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { shiftServerClock, RedisBudgetStore } from '../../../src/budget/redis/redis-budget-store.js';
 import { TenantBudgets, type BudgetThreshold, type TenantLimit } from '../../../src/index.js';
 import { concurrentRoots, overshoot } from '../../budget/scenarios.js';
-import { testRedis, uniquePrefix } from './redis-server.js';
+import { redisForFile, uniquePrefix } from './redis-server.js';
 import { forkWorker } from './workers.js';
 
-let redis: { url: string; close(): Promise<void> };
+const redis = redisForFile();
 const stores: RedisBudgetStore[] = [];
-beforeAll(async () => {
-  redis = await testRedis();
-});
-afterAll(async () => {
-  await Promise.all(stores.map((s) => s.close()));
-  await redis?.close();
-});
 
 function store(keyPrefix: string): RedisBudgetStore {
   const s = new RedisBudgetStore({ redis: redis.url, keyPrefix });
-  stores.push(s);
+  stores.push(redis.closeAfter(s));
   return s;
 }
 

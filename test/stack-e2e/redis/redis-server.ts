@@ -9,6 +9,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll } from 'vitest';
 
 export interface OwnRedis {
   readonly url: string;
@@ -119,4 +121,48 @@ export async function testRedis(): Promise<{ url: string; close(): Promise<void>
 /** A key prefix no other test (or earlier run against the shared Redis) uses. */
 export function uniquePrefix(name: string): string {
   return `symfonic-test:${name}:${randomUUID().slice(0, 8)}:`;
+}
+
+interface Closable {
+  close(): Promise<unknown> | void;
+}
+
+/** The Redis one test file runs against, with what the file opened on it. */
+export interface RedisForFile {
+  readonly url: string;
+  /** A plain ioredis client on it, made on first use, for reading keys behind a store's back. */
+  readonly raw: Redis;
+  /** Closes `thing` (a store, a client) after the file's tests, before the Redis goes. */
+  closeAfter<T extends Closable>(thing: T): T;
+}
+
+/**
+ * The set-up every Redis test file shares: the Redis (testRedis) opened before the file's tests,
+ * and after them every store handed to closeAfter closed, the raw client let go, then the Redis.
+ */
+export function redisForFile(): RedisForFile {
+  let redis: { url: string; close(): Promise<void> } | undefined;
+  let raw: Redis | undefined;
+  const opened: Closable[] = [];
+  beforeAll(async () => {
+    redis = await testRedis();
+  });
+  afterAll(async () => {
+    await Promise.all(opened.splice(0).map((o) => o.close()));
+    raw?.disconnect();
+    await redis?.close();
+  });
+  return {
+    get url() {
+      if (redis === undefined) throw new Error('redisForFile(): the Redis is opened in beforeAll; read url inside a test or hook');
+      return redis.url;
+    },
+    get raw() {
+      return (raw ??= new Redis(this.url));
+    },
+    closeAfter(thing) {
+      opened.push(thing);
+      return thing;
+    },
+  };
 }

@@ -1,31 +1,22 @@
 /** `symfonic tree --session` against a real Redis, run as a user runs it: the built binary. */
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MetricsCollector, RedisSessionStore, SymfonicAgent, priceTable } from '../../../src/index.js';
 import { scriptedModel } from '../../../src/testing/index.js';
-import { testRedis, uniquePrefix } from './redis-server.js';
+import { runCli } from '../../cli/helpers.js';
+import { redisForFile, uniquePrefix } from './redis-server.js';
 
-const BIN = fileURLToPath(new URL('../../../dist/cli/main.js', import.meta.url));
+/** The built binary, run as a user runs it. */
+const symfonic = (args: string[]) => runCli(args, { env: { NO_COLOR: '1' } });
 
-function symfonic(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { timeout: 20_000, env: { ...process.env, NO_COLOR: '1' } }, (error, stdout, stderr) => {
-      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
-}
-
-let redis: { url: string; close(): Promise<void> };
+const redis = redisForFile();
 const keyPrefix = uniquePrefix('session-cli');
 const runs: string[] = [];
 beforeAll(async () => {
-  redis = await testRedis();
   const store = new RedisSessionStore({ url: redis.url, keyPrefix });
   const usage = { inputTokens: 1000, outputTokens: 100 };
   const agent = new SymfonicAgent({
@@ -40,10 +31,6 @@ beforeAll(async () => {
   runs.push((await agent.run('third', { scope })).rootRunId);
   await store.close();
 });
-afterAll(async () => {
-  await redis?.close();
-});
-
 describe('symfonic tree --session', () => {
   it("lists every turn of the session, oldest first, with its status, tokens, cost and run id, and the session's totals", async () => {
     const r = await symfonic(['tree', '--session', 'chat-5', '--tenant', 'acme', '--redis', redis.url, '--key-prefix', keyPrefix]);

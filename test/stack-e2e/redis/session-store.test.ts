@@ -1,31 +1,19 @@
 /** RedisSessionStore against a real Redis: a conversation across two processes, atomic idempotent appends, bounds, one slot per session, garbage refused. */
 import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ConfigurationError, RedisSessionStore, SessionStoreUnavailableError, SymfonicAgent, type Message, type SessionTurn } from '../../../src/index.js';
 import { sessionKeys } from '../../../src/session/redis/redis-session-keys.js';
 import { scriptedModel } from '../../../src/testing/index.js';
-import { testRedis, uniquePrefix } from './redis-server.js';
+import { redisForFile, uniquePrefix } from './redis-server.js';
 import { forkWorker } from './workers.js';
 
 const WORKER = fileURLToPath(new URL('./session-worker.mjs', import.meta.url));
 
-let redis: { url: string; close(): Promise<void> };
-let raw: Redis;
-const stores: RedisSessionStore[] = [];
-beforeAll(async () => {
-  redis = await testRedis();
-  raw = new Redis(redis.url);
-});
-afterAll(async () => {
-  await Promise.all(stores.map((s) => s.close()));
-  raw?.disconnect();
-  await redis?.close();
-});
+const redis = redisForFile();
 
 function store(extra: { maxMessagesPerSession?: number; ttlMs?: number } = {}, keyPrefix = uniquePrefix('sessions')): RedisSessionStore {
   const s = new RedisSessionStore({ url: redis.url, keyPrefix, ...extra });
-  stores.push(s);
+  redis.closeAfter(s);
   return s;
 }
 
@@ -86,7 +74,7 @@ describe('RedisSessionStore against Redis', () => {
     expect(await s.load({ ...tricky, tenantId: 'acme' }, { maxMessages: 5 })).toEqual([]);
     const k = sessionKeys(keyPrefix, tricky.tenantId, tricky.sessionId);
     const written = [k.messages('support'), k.messages('support/billing'), k.appended, k.records, k.recordIndex, k.namespaces];
-    expect(await raw.exists(...written)).toBe(written.length);
+    expect(await redis.raw.exists(...written)).toBe(written.length);
     expect(new Set(written.map(slotOf)).size).toBe(1);
     // The tag is a hash: neither id's braces reach the key.
     for (const key of written) expect(key.slice(keyPrefix.length).match(/[{}]/g)).toEqual(['{', '}']);
@@ -110,7 +98,7 @@ describe('RedisSessionStore against Redis', () => {
     await s.append(key, { ...turn('r1', 'q'), messages: [{ role: 'user', content: 'y'.repeat(10 * 1024 * 1024) }] });
     const [m] = await s.load(key, { maxMessages: 1 });
     expect(m!.content.length).toBeLessThan(101_000);
-    const ttl = await raw.pttl(sessionKeys(keyPrefix, key.tenantId, key.sessionId).messages('support'));
+    const ttl = await redis.raw.pttl(sessionKeys(keyPrefix, key.tenantId, key.sessionId).messages('support'));
     expect(ttl).toBeGreaterThan(50_000);
     expect(ttl).toBeLessThanOrEqual(60_000);
   });
@@ -118,7 +106,7 @@ describe('RedisSessionStore against Redis', () => {
   it('refuses a turn whose stored messages are garbage, before any model call', async () => {
     const keyPrefix = uniquePrefix('garbage');
     const s = store({}, keyPrefix);
-    await raw.rpush(sessionKeys(keyPrefix, 'acme', 'g').messages('support'), 'not json {');
+    await redis.raw.rpush(sessionKeys(keyPrefix, 'acme', 'g').messages('support'), 'not json {');
     const model = scriptedModel(['never']);
     const agent = new SymfonicAgent({ name: 'support', modelProvider: model, sessions: s });
     const error = await agent.run('hi', { scope: { tenantId: 'acme', sessionId: 'g' } }).catch((e: unknown) => e);
@@ -130,14 +118,14 @@ describe('RedisSessionStore against Redis', () => {
   it('refuses a turn when Redis is unreachable, within sessionTimeoutMs', async () => {
     const model = scriptedModel(['never']);
     const down = new RedisSessionStore({ url: 'redis://127.0.0.1:1' });
-    stores.push(down);
+    redis.closeAfter(down);
     const agent = new SymfonicAgent({ name: 'support', modelProvider: model, sessionTimeoutMs: 300, sessions: down });
     await expect(agent.run('hi', { scope: { tenantId: 'acme', sessionId: 'x' } })).rejects.toThrow(SessionStoreUnavailableError);
     expect(model.calls).toHaveLength(0);
   });
 
   it('validates its options: url or client, not both; no braces in keyPrefix', () => {
-    expect(() => new RedisSessionStore({ url: redis.url, client: raw })).toThrow(/url or client, not both/);
+    expect(() => new RedisSessionStore({ url: redis.url, client: redis.raw })).toThrow(/url or client, not both/);
     expect(() => new RedisSessionStore({ keyPrefix: 'a{b}' })).toThrow(/keyPrefix may not contain \{ or \}/);
     expect(() => new RedisSessionStore({ url: 'http://x' })).toThrow(ConfigurationError);
     expect(() => new RedisSessionStore({ client: {} as never })).toThrow(/client must be an ioredis client/);

@@ -1,29 +1,18 @@
 /** RedisBudgetStore's own promises, against a real Redis: idempotence, leases, windows, keys, scripts. */
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BudgetStoreUnavailableError } from '../../../src/core/errors.js';
 import { RedisBudgetStore } from '../../../src/budget/redis/redis-budget-store.js';
 import { tenantKeys } from '../../../src/budget/redis/redis-budget-keys.js';
 import { SCRIPTS } from '../../../src/budget/redis/redis-budget-scripts.js';
 import { reserveCall, scriptLevels } from '../../../src/budget/redis/redis-script-calls.js';
-import { testRedis, uniquePrefix } from './redis-server.js';
+import { redisForFile, uniquePrefix } from './redis-server.js';
 
-let redis: { url: string; close(): Promise<void> };
-let raw: Redis;
-const stores: RedisBudgetStore[] = [];
-beforeAll(async () => {
-  redis = await testRedis();
-  raw = new Redis(redis.url);
-});
-afterAll(async () => {
-  await Promise.all(stores.map((s) => s.close()));
-  raw?.disconnect();
-  await redis?.close();
-});
+const redis = redisForFile();
 
 function store(extra: { leaseMs?: number; settledMarkerMs?: number } = {}): RedisBudgetStore {
   const s = new RedisBudgetStore({ redis: redis.url, keyPrefix: uniquePrefix('store'), ...extra });
-  stores.push(s);
+  redis.closeAfter(s);
   return s;
 }
 
@@ -85,12 +74,12 @@ describe('RedisBudgetStore against Redis', () => {
     const s = store();
     await s.reserve('t', spend(1), { maxTokens: 100 });
     // The script as the store sends it, but with a give-up time already past on the server's clock.
-    const [sec] = (await raw.time()) as unknown as [string, string];
+    const [sec] = (await redis.raw.time()) as unknown as [string, string];
     const keys = tenantKeys(s.keyPrefix, 't');
     const levels = scriptLevels(keys, { maxTokens: 100 });
     const call = reserveCall(keys, levels, { tokens: '50', nano: '0' }, { maxTokens: 100 }, 'rlate.0:50:0', { shift: 0, leaseMs: 60_000, giveUpBy: Number(sec) * 1000 - 1000, dataId: undefined, dataIdKey: 'unused' });
-    expect(await raw.eval(SCRIPTS.reserve.lua, call.keys.length, ...call.keys, ...call.args)).toEqual([3]);
-    expect(await raw.zscore(keys.leases, 'rlate.0:50:0')).toBeNull();
+    expect(await redis.raw.eval(SCRIPTS.reserve.lua, call.keys.length, ...call.keys, ...call.args)).toEqual([3]);
+    expect(await redis.raw.zscore(keys.leases, 'rlate.0:50:0')).toBeNull();
     expect(await s.usage('t', undefined)).toEqual({ spent: spend(0), reserved: spend(1) });
     // And through the store: a caller that already gave up is refused in our words, holding nothing.
     const late = await s.reserve('t', spend(50), { maxTokens: 100 }, Date.now(), { giveUpBy: Date.now() - 50 }).catch((e: unknown) => e);
@@ -102,7 +91,7 @@ describe('RedisBudgetStore against Redis', () => {
   it('a live call keeps its reservation past leaseMs: the store renews the lease while the call runs', async () => {
     const s = store({ leaseMs: 300 });
     const other = new RedisBudgetStore({ redis: redis.url, keyPrefix: s.keyPrefix, leaseMs: 300 });
-    stores.push(other);
+    redis.closeAfter(other);
     const id = idOf(await s.reserve('t', spend(90), { maxTokens: 100 }));
     await sleep(1000);
     // Three leases long, and still held: another process cannot take the 90.
@@ -115,19 +104,19 @@ describe('RedisBudgetStore against Redis', () => {
     const s = store({ settledMarkerMs: 200 });
     for (let i = 0; i < 50; i++) await s.settle('t', idOf(await s.reserve('t', spend(1), { maxTokens: 1000 })), spend(1));
     const keys = tenantKeys(s.keyPrefix, 't');
-    expect(await raw.zcard(keys.settled)).toBe(50);
-    expect(await raw.zcard(keys.leases)).toBe(0);
+    expect(await redis.raw.zcard(keys.settled)).toBe(50);
+    expect(await redis.raw.zcard(keys.leases)).toBe(0);
     await sleep(250);
     await s.reserve('t', spend(1), { maxTokens: 1000 });
     // Settles forget the markers whose time has come by themselves, one settle in 16 on average.
     for (let i = 0; i < 200; i++) await s.settle('t', `absorbed:late-${i}`, spend(1));
-    expect(await raw.zcard(keys.settled)).toBeLessThanOrEqual(200);
-    expect(await raw.zcard(keys.leases)).toBe(1);
+    expect(await redis.raw.zcard(keys.settled)).toBeLessThanOrEqual(200);
+    expect(await redis.raw.zcard(keys.leases)).toBe(1);
     await sleep(250);
     await s.settle('t', 'absorbed:last', spend(2));
     // usage() forgets every marker whose time has come.
     expect(await s.usage('t', undefined)).toEqual({ spent: spend(252), reserved: spend(1) });
-    expect(await raw.zcard(keys.settled)).toBe(1);
+    expect(await redis.raw.zcard(keys.settled)).toBe(1);
   });
 
   it('an id shaped like a reservation but never reserved (or already released) is charged once and frees nothing', async () => {
@@ -170,8 +159,8 @@ describe('RedisBudgetStore against Redis', () => {
       // A windowed reserve and settle make the ledger, leases, log and settled keys.
       await s.settle(tenant, idOf(await s.reserve(tenant, spend(1), { maxTokens: 10, windowMs: 60_000, perUser: { maxTokens: 5 }, levels: [{ level: 'user', id: 'u{1}', maxTokens: 5 }] })), spend(1));
       const keys = [k.ledger, k.leases, k.log, k.settled, k.levels, k.base + 'u:u%7B1%7D'];
-      expect((await raw.exists(...keys)) as number).toBe(keys.length);
-      const slots = new Set(await Promise.all(keys.map((k) => raw.call('CLUSTER', 'KEYSLOT', k).catch(() => null))));
+      expect((await redis.raw.exists(...keys)) as number).toBe(keys.length);
+      const slots = new Set(await Promise.all(keys.map((k) => redis.raw.call('CLUSTER', 'KEYSLOT', k).catch(() => null))));
       // A standalone server without cluster support answers an error; then compare the tags ourselves.
       if (!slots.has(null)) expect(slots.size).toBe(1);
       const tags = new Set(keys.map((k) => /\{([^}]*)\}/.exec(k)![1]));
@@ -185,7 +174,7 @@ describe('RedisBudgetStore against Redis', () => {
   it('reloads its scripts when Redis has lost them (SCRIPT FLUSH, as after a restart)', async () => {
     const s = store();
     await s.reserve('t', spend(1), { maxTokens: 10 });
-    await raw.script('FLUSH');
+    await redis.raw.script('FLUSH');
     const r = await s.reserve('t', spend(1), { maxTokens: 10 });
     expect(r).toMatchObject({ ok: true, reserved: spend(1) });
   });
@@ -215,7 +204,7 @@ describe('RedisBudgetStore against Redis', () => {
     const a = new RedisBudgetStore({ redis: redis.url, keyPrefix: prefix });
     const b = new RedisBudgetStore({ redis: new Redis(redis.url), keyPrefix: prefix });
     const other = store();
-    stores.push(a);
+    redis.closeAfter(a);
     try {
       const id = idOf(await a.reserve('t', spend(10), { maxTokens: 100 }));
       await other.reserve('t', spend(1), { maxTokens: 100 });
@@ -225,7 +214,7 @@ describe('RedisBudgetStore against Redis', () => {
       expect(a.id).toBe(b.id);
       expect(a.id).not.toBe(other.id);
       const viaLocalhost = new RedisBudgetStore({ redis: redis.url.replace('127.0.0.1', 'localhost'), keyPrefix: prefix });
-      stores.push(viaLocalhost);
+      redis.closeAfter(viaLocalhost);
       await viaLocalhost.usage('t', undefined);
       await until(() => viaLocalhost.id !== undefined);
       expect(viaLocalhost.name).not.toBe(a.name);

@@ -7,19 +7,13 @@
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { USAGE_LINEAGE_EXTENSION, type RedisTaskStoreOptions } from '../../../src/remote/index.js';
-import { testRedis, uniquePrefix } from '../redis/redis-server.js';
+import { redisForFile, uniquePrefix } from '../redis/redis-server.js';
 import { forkWorker } from '../redis/workers.js';
 import { getTask, message, replica, rpc, start, streamed, type Replica } from './fleet-replicas.js';
 
-let redis: { url: string; close(): Promise<void> };
-beforeAll(async () => {
-  redis = await testRedis();
-});
-afterAll(async () => {
-  await redis.close();
-});
+const redis = redisForFile();
 
 const open: Replica[] = [];
 const clients: Redis[] = [];

@@ -6,18 +6,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { RedisTaskStoreOptions } from '../../../src/remote/index.js';
-import { testRedis, uniquePrefix } from '../redis/redis-server.js';
+import { redisForFile, uniquePrefix } from '../redis/redis-server.js';
 import { decide, getTask, replica, rpc, start, type Replica } from './fleet-replicas.js';
 
-let redis: { url: string; close(): Promise<void> };
-beforeAll(async () => {
-  redis = await testRedis();
-});
-afterAll(async () => {
-  await redis.close();
-});
+const redis = redisForFile();
 
 const open: Replica[] = [];
 afterEach(async () => {
