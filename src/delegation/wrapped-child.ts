@@ -83,7 +83,7 @@ export function wrappedChild(name: string, agent: ChildAgent): Child {
  * run inside it, and reads its reply as an outcome. Its failure rejects as a RunFailure with what
  * was spent (the inner run's report, else what the error says, else nothing known).
  */
-export async function runWrapped(agent: ChildAgent, task: string, placement: Placement): Promise<ChildOutcome> {
+async function runWrapped(agent: ChildAgent, task: string, placement: Placement): Promise<ChildOutcome> {
   const call = new WrappedCall(placement);
   const frame = placement.frame;
   const start = () => waiting.run(call, () => agent.run(task, childRunOptions(frame)));
