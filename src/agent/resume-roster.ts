@@ -1,18 +1,7 @@
 import { SnapshotError } from '../core/errors.js';
-import { DELEGATION_CAPABILITY } from '../delegation/delegation-capability.js';
-import { resumesRemoteTasks } from '../delegation/framed-child.js';
-import { resumesSuspended } from '../delegation/resumable-child.js';
 import type { DelegationRoster } from '../delegation/roster.js';
 import type { SuspendedRun } from '../snapshot/run-snapshot.js';
 import type { AgentCore } from './agent-core.js';
-
-/** The roster of an agent-like child (its delegation capability's), if it delegates. */
-function rosterOf(agent: unknown): DelegationRoster | undefined {
-  const capabilities = (agent as { capabilities?: unknown } | null)?.capabilities;
-  if (!Array.isArray(capabilities)) return undefined;
-  const delegation = capabilities.find((c: { name?: unknown }) => c?.name === DELEGATION_CAPABILITY) as { roster?: DelegationRoster } | undefined;
-  return delegation?.roster;
-}
 
 function childName(args: string): string | undefined {
   try {
@@ -57,8 +46,8 @@ export function checkRoster(core: AgentCore, root: SuspendedRun): void {
       if (!('child' in state)) return;
       const call = calls[i]!;
       const name = call.name === 'run_agent' ? childName(call.arguments) : undefined;
-      const entry = name === undefined ? undefined : roster?.find(name);
-      if (entry === undefined) {
+      const child = name === undefined ? undefined : roster?.child(name);
+      if (child === undefined) {
         const have = roster?.names.map((n) => `"${n}"`).join(', ') || 'none';
         throw new SnapshotError(
           `the snapshot's child run "${state.child.runId}" was started by "${agent}" as "${name ?? call.name}", which agent "${agent}" here has no child of ` +
@@ -67,14 +56,14 @@ export function checkRoster(core: AgentCore, root: SuspendedRun): void {
       }
       // The name alone is not enough: an entry whose door cannot go on from the child's run (now
       // behind a wrapper) would start it afresh, its task run again and the decisions lost.
-      if (!resumesSuspended(entry.agent) && !resumesRemoteTasks(entry.agent)) {
+      if (!child.declares.resumable) {
         throw new SnapshotError(
           `the snapshot's child run "${state.child.runId}" of "${name}" (a child of "${agent}") cannot go on here: "${name}" in agent "${agent}"'s roster is now ` +
             `a child that only starts afresh (a wrapper of your own code or a foreign facade), not a symfonic agent placed directly or a remote child. ` +
             `Resume it with the roster it was written with. Nothing was run.`,
         );
       }
-      stack.push({ run: state.child, roster: rosterOf(entry.agent), agent: name!, remote: resumesRemoteTasks(entry.agent) });
+      stack.push({ run: state.child, roster: child.declares.roster, agent: name!, remote: child.declares.remote });
     });
   }
 }

@@ -1,10 +1,6 @@
 import { z, type ZodType } from 'zod';
 import { ConfigurationError } from '../core/errors.js';
 import { FacadeChild } from '../delegation/facade-child.js';
-import type { ChildOutcome, FramedChild, Placement } from '../delegation/framed-child.js';
-import { CHILD_LEDGER } from '../delegation/child-hold.js';
-import { RESUMES_SUSPENDED } from '../delegation/resumable-child.js';
-import type { Accounting } from '../accounting/accounting.js';
 import type { Message, ModelProvider, ToolChoice } from '../model/types.js';
 import type { Capability } from '../tool/capability.js';
 import type { Tool } from '../tool/define-tool.js';
@@ -14,7 +10,8 @@ import { assembleCore } from './agent-assembly.js';
 import type { AgentCore } from './agent-core.js';
 import type { AgentResponse } from './agent-response.js';
 import { executeRun } from './run-loop.js';
-import { callerStart, doorStart, resumeStart } from './run-start.js';
+import { callerStart, resumeStart } from './run-start.js';
+import { declareAgentChild } from './agent-child.js';
 import type { ResumeOptions } from './resume-options.js';
 import type { RunSnapshot } from '../snapshot/run-snapshot.js';
 import type { EncryptedSnapshot, SnapshotOptions } from '../snapshot/snapshot-options.js';
@@ -72,7 +69,7 @@ function renderPrompt(prompt: string, attachments: readonly Attachment[] | undef
  * design; it is the thing to reach for first. It runs on the kernel loop, so its runs are traced
  * and accounted like any other, and given to `SubAgent` it runs as a child of its delegator.
  */
-export class Agent implements FramedChild {
+export class Agent {
   readonly name: string;
   readonly modelProvider: ModelProvider;
   readonly instructions: string | undefined;
@@ -89,6 +86,7 @@ export class Agent implements FramedChild {
     this.instructions = core.instructions;
     this.capabilities = Object.freeze([...(options.capabilities ?? [])]);
     this.tools = tools;
+    declareAgentChild(this, core, true);
   }
 
   run<T = unknown>(prompt: string, options: AgentRunOptions<T> = {}): Promise<AgentResult<T>> {
@@ -123,23 +121,5 @@ export class Agent implements FramedChild {
    */
   asChild(): FacadeChild {
     return new FacadeChild(this);
-  }
-
-  /**
-   * The child door: given to `SubAgent`, a facade runs as the leaf its delegator placed, on the
-   * task alone, its spans and spend in the delegator's tree.
-   */
-  runInFrame(task: string, placement: Placement): Promise<ChildOutcome> {
-    return executeRun(this.#core, task, doorStart(placement));
-  }
-
-  /** The ledger a run placed with `offered` accounts in: the delegator holds nothing for a child that reserves its calls there. */
-  [CHILD_LEDGER](offered: Accounting | undefined): Accounting | undefined {
-    return this.#core.accounting ?? offered;
-  }
-
-  /** Its door goes on from a suspended run (doorStart takes the placement's resume). */
-  [RESUMES_SUSPENDED](): boolean {
-    return true;
   }
 }

@@ -1,8 +1,4 @@
 import { ConfigurationError } from '../core/errors.js';
-import type { ChildOutcome, FramedChild, Placement } from '../delegation/framed-child.js';
-import { CHILD_LEDGER } from '../delegation/child-hold.js';
-import { RESUMES_SUSPENDED } from '../delegation/resumable-child.js';
-import type { Accounting } from '../accounting/accounting.js';
 import { assembleDelegation, DelegationCapability } from '../delegation/delegation-capability.js';
 import { ChildLifecycle } from '../delegation/lifecycle.js';
 import { DelegationRoster, type RosterEntry } from '../delegation/roster.js';
@@ -24,12 +20,12 @@ import { executeRun } from './run-loop.js';
 import { agentSession, type AgentSession } from './agent-session.js';
 import { EventHub } from './run-events.js';
 import { type RunOptions } from './run-options.js';
-import { callerStart, doorStart, listenerErrorReporter, resumeStart } from './run-start.js';
+import { callerStart, listenerErrorReporter, resumeStart } from './run-start.js';
+import { declareAgentChild } from './agent-child.js';
 import type { ResumeOptions } from './resume-options.js';
 import type { RunSnapshot } from '../snapshot/run-snapshot.js';
 import type { SessionStore } from '../session/session-store.js';
-import { rootMemory, SESSION_MEMORY, type CompactHistory, type SessionMemory } from '../session/session-memory.js';
-import type { Scope } from '../core/scope.js';
+import type { CompactHistory } from '../session/session-memory.js';
 import type { EncryptedSnapshot, SnapshotOptions } from '../snapshot/snapshot-options.js';
 
 export interface SymfonicAgentOptions extends SnapshotOptions {
@@ -65,7 +61,7 @@ export interface SymfonicAgentOptions extends SnapshotOptions {
  * of (tools, children, config) is fixed at construction, so a running agent never changes shape
  * under one of its runs, and the tool list the model reads is rendered once.
  */
-export class SymfonicAgent implements FramedChild {
+export class SymfonicAgent {
   readonly name: string;
   readonly description: string | undefined;
   readonly modelProvider: ModelProvider;
@@ -98,6 +94,7 @@ export class SymfonicAgent implements FramedChild {
     this.tools = tools;
     this.capabilities = Object.freeze(capabilities);
     this.sessions = core.sessions?.store;
+    declareAgentChild(this, core, false);
   }
 
   #buildDelegation(name: string, options: SymfonicAgentOptions): DelegationCapability {
@@ -163,26 +160,6 @@ export class SymfonicAgent implements FramedChild {
    */
   session(tenantId: string, sessionId: string): AgentSession {
     return agentSession(this.#core, tenantId, sessionId);
-  }
-
-  /** The child door: runs `task` as the child its delegator placed (see FramedChild). */
-  runInFrame(task: string, placement: Placement): Promise<ChildOutcome> {
-    return executeRun(this.#core, task, doorStart(placement));
-  }
-
-  /** The ledger a run placed with `offered` accounts in (its own collector first): the delegator holds nothing for a child that reserves its calls there. */
-  [CHILD_LEDGER](offered: Accounting | undefined): Accounting | undefined {
-    return this.#core.accounting ?? offered;
-  }
-
-  /** Its door goes on from a suspended run (doorStart takes the placement's resume). */
-  [RESUMES_SUSPENDED](): boolean {
-    return true;
-  }
-
-  /** A turn's memory in `scope` for a run placed as a root of its own conversation (a served run; serve-agent's door). */
-  [SESSION_MEMORY](scope: Scope | undefined): SessionMemory | undefined {
-    return rootMemory(this.#core.sessions, scope, this.name);
   }
 
   /** Closes the children this agent built from specs. Children the caller built stay open. */

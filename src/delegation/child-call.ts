@@ -9,7 +9,6 @@ import { ATTR } from '../observability/attributes.js';
 import { PausedCall } from '../snapshot/paused-call.js';
 import type { ChildStep, Recorded, RunDriver, StepKey } from '../snapshot/run-driver.js';
 import { childOutput } from './child-answer.js';
-import { startHeld } from './child-hold.js';
 import { childStartOf, failureOf, outcomeData } from './child-record.js';
 import type { DelegationContext } from './context.js';
 import { Refusal, type DelegationCall } from './delegation-call.js';
@@ -87,7 +86,7 @@ export class ChildCall {
       const child = childFrame(this.frame, { runId: this.childRunId, signal: signal.signal, traceContext: ctx.traceContext, maxDepth: this.ceiling, timeoutMs: policy.childTimeoutMs });
       if (policy.childTimeoutMs !== undefined) this.limitAt = child.deadline;
       const placement = { frame: child, accounting: ctx.account?.accounting, outputType: this.outputType, resume: this.resume, session: this.session };
-      this.running = startHeld(ctx.account, policy.roster.find(name), this.task, placement, () => policy.roster.start(name, this.task, placement));
+      this.running = policy.roster.start(name, this.task, placement, ctx.account);
     } catch (error) {
       return Promise.resolve().then(() => this.failed(error));
     }
@@ -260,7 +259,7 @@ export class ChildCall {
       const child = childFrame(this.frame, { runId: this.childRunId, signal: signal.signal, traceContext: ctx.traceContext, maxDepth: this.ceiling, timeoutMs: policy.childTimeoutMs });
       if (policy.childTimeoutMs !== undefined) this.limitAt = child.deadline;
       const placement = { frame: child, accounting: ctx.account?.accounting, outputType: this.outputType, resume: this.resume, driver, session: this.session };
-      this.running = startHeld(ctx.account, policy.roster.find(name), this.task, placement, () => policy.roster.start(name, this.task, placement));
+      this.running = policy.roster.start(name, this.task, placement, ctx.account);
     } catch (error) {
       this.done();
       return Promise.resolve({ failure: failureOf(error, false, null) });

@@ -4,11 +4,7 @@ import type { Capability } from '../tool/capability.js';
 import type { Tool } from '../tool/define-tool.js';
 import type { ChildAgent, ChildResponse, ChildRunOptions } from './child.js';
 import { DELEGATION_CAPABILITY } from './delegation-capability.js';
-import { isFramedChild, type ChildOutcome, type FramedChild, type Placement } from './framed-child.js';
-import { runWrapped } from './wrapped-child.js';
-import { CHILD_LEDGER, childLedger } from './child-hold.js';
-import { RESUMES_SUSPENDED, resumesSuspended } from './resumable-child.js';
-import type { Accounting } from '../accounting/accounting.js';
+import { childOf, declareChild } from './child-door.js';
 
 interface FacadeLike {
   run(prompt: string, options?: object): Promise<unknown>;
@@ -27,9 +23,13 @@ interface ResultLike {
 /**
  * Adapts a simple facade agent (run(prompt) → AgentResult) into a leaf child. Leaf is checked,
  * not assumed: an agent that could itself delegate, wrapped here, would hide a chain the
- * parent's depth ceiling cannot see, so it is refused.
+ * parent's depth ceiling cannot see, so it is refused. Around a symfonic facade it is that
+ * facade's Child (its run takes its place in the tree: lineage, scope, ledger, so its spans and
+ * spend join the parent's, and it resumes); around any other object it is a plain child, called
+ * through `run` by the wrapped-child adapter, its result translated and its usage checked by the
+ * delegator.
  */
-export class FacadeChild implements ChildAgent, FramedChild {
+export class FacadeChild implements ChildAgent {
   private readonly agent: FacadeLike;
   /**
    * The wrapped agent's tools and capabilities, visible through the adapter so the roster's
@@ -58,25 +58,9 @@ export class FacadeChild implements ChildAgent, FramedChild {
     const tools = (agent as { tools?: unknown }).tools;
     this.tools = Array.isArray(tools) ? (tools as Tool[]) : [];
     this.capabilities = capabilities;
-  }
-
-  /**
-   * The child door. A symfonic facade opens its own (its run takes its place in the tree:
-   * lineage, scope, ledger, so its spans and spend join the parent's); any other object is called
-   * through `run`, its result translated and its usage checked by the delegator.
-   */
-  runInFrame(task: string, placement: Placement): Promise<ChildOutcome> {
-    return isFramedChild(this.agent) ? this.agent.runInFrame(task, placement) : runWrapped(this, task, placement);
-  }
-
-  /** A symfonic facade's ledger (its runs reserve their own calls); a foreign facade accounts in none. */
-  [CHILD_LEDGER](offered: Accounting | undefined): Accounting | undefined {
-    return isFramedChild(this.agent) ? childLedger(this.agent, offered) : undefined;
-  }
-
-  /** A symfonic facade's door goes on from a suspended run; a foreign facade, called through run(), only starts afresh. */
-  [RESUMES_SUSPENDED](): boolean {
-    return isFramedChild(this.agent) && resumesSuspended(this.agent);
+    // Adapted already: SubAgent given this takes it as it is.
+    const door = childOf(agent);
+    if (door !== undefined) declareChild(this, { ...door, declares: { ...door.declares, facade: false } });
   }
 
   /** Runs the facade on the task alone, and translates its result into a child's answer. */

@@ -7,6 +7,8 @@ import type { RunDriver } from '../snapshot/run-driver.js';
 import type { SuspendedRun } from '../snapshot/run-snapshot.js';
 import type { SessionMemory } from '../session/session-memory.js';
 
+// What a child is placed in and what it answers: the data of its door (child-door.ts).
+
 /** One child's answer, as its delegator reads it: the answer and what it spent, or its suspension. */
 export interface ChildOutcome extends Spent {
   readonly finalResponse: string;
@@ -46,27 +48,4 @@ export interface Placement {
   readonly driver?: RunDriver | undefined;
   /** The child's place in its tree's session: its namespace, and whether it remembers (SubAgent memory 'session'). */
   readonly session?: SessionMemory | undefined;
-}
-
-/**
- * The door delegation opens to a child it can place directly: run this task in this placement,
- * answer an outcome (the answer and what was spent), or reject with a RunFailure carrying what
- * was spent. Both agent classes and remote children implement it. Children that do not (a
- * wrapper of the user's around an agent, an adapter) are started through the wrapped-child
- * adapter instead (wrapped-child.ts).
- */
-export interface FramedChild {
-  runInFrame(task: string, placement: Placement): Promise<ChildOutcome>;
-}
-
-export function isFramedChild(agent: unknown): agent is FramedChild {
-  return typeof (agent as Partial<FramedChild> | null)?.runInFrame === 'function';
-}
-
-/**
- * Whether a child's suspended runs wait on a task on another server (a remote child): a
- * snapshot's remote wait resumes on such a child only, and such a child resumes nothing else.
- */
-export function resumesRemoteTasks(agent: unknown): boolean {
-  return (agent as { resumesRemoteTasks?: unknown } | null)?.resumesRemoteTasks === true;
 }

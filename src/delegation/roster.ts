@@ -7,10 +7,12 @@ import { RunFailure } from '../core/run-outcome.js';
 import { makeScope, type Scope } from '../core/scope.js';
 import { NAME_PATTERN } from '../tool/define-tool.js';
 import type { ChildAgent } from './child.js';
-import type { ChildReserve } from '../accounting/accounting.js';
+import type { ChildReserve, RunAccount } from '../accounting/accounting.js';
 import { foreignSpent } from './child-answer.js';
-import { isFramedChild, type ChildOutcome, type Placement } from './framed-child.js';
-import { runWrapped } from './wrapped-child.js';
+import { childOf, type Child } from './child-door.js';
+import { startHeld } from './child-hold.js';
+import type { ChildOutcome, Placement } from './framed-child.js';
+import { wrappedChild } from './wrapped-child.js';
 import { assertNoWriteSurface } from './write-surface.js';
 import type { ChildMemory } from '../session/session-memory.js';
 
@@ -79,6 +81,8 @@ export function taskText(task: unknown): string {
 export class DelegationRoster {
   private readonly entries: readonly RosterEntry[];
   private readonly byName: ReadonlyMap<string, RosterEntry>;
+  /** Each entry's agent as a Child, made once here: its own if it is symfonic's, else the wrapped-child adapter's. */
+  private readonly children: ReadonlyMap<string, Child>;
   private readonly listing: string;
   private readonly defs: readonly ChildDefinition[];
   private readonly defaultScope: Scope | undefined;
@@ -93,6 +97,7 @@ export class DelegationRoster {
       );
     }
     const byName = new Map<string, RosterEntry>();
+    const children = new Map<string, Child>();
     for (const entry of entries) {
       if (typeof entry?.name !== 'string' || !NAME_PATTERN.test(entry.name)) {
         throw new ConfigurationError(
@@ -106,9 +111,11 @@ export class DelegationRoster {
       if (byName.has(entry.name)) throw new DuplicateChildError(entry.name);
       if (!entry.sanitised) assertNoWriteSurface(entry.name, entry.agent);
       byName.set(entry.name, Object.freeze({ ...entry }));
+      children.set(entry.name, childOf(entry.agent) ?? wrappedChild(entry.name, entry.agent));
     }
     this.entries = Object.freeze([...byName.values()]);
     this.byName = byName;
+    this.children = children;
     // Rendered once: it goes into a tool description sent on every turn, and it cannot change.
     this.listing = this.entries.map((e) => `- ${e.name}: ${e.description}${e.whenToUse ? ` When to use: ${e.whenToUse}` : ''}`).join('\n');
     this.defs = Object.freeze(this.entries.map((e) => Object.freeze({ name: e.name, description: e.description, whenToUse: e.whenToUse ?? null })));
@@ -125,6 +132,11 @@ export class DelegationRoster {
 
   find(name: string): RosterEntry | undefined {
     return this.byName.get(name);
+  }
+
+  /** Child `name` as its door: what it declares, and how it starts. */
+  child(name: string): Child | undefined {
+    return this.children.get(name);
   }
 
   get names(): string[] {
@@ -145,17 +157,17 @@ export class DelegationRoster {
   }
 
   /**
-   * Starts child `name` in `placement`: through the child door when the child opens one, else
-   * through the wrapped-child adapter. Rejects with a RunFailure carrying what the child spent.
+   * Starts child `name` in `placement` through its door, first holding its reservation in
+   * `account` (the delegating run's) when no ledger of the delegator's sees its calls
+   * (child-hold.ts). Rejects with a RunFailure carrying what the child spent.
    */
-  start(name: string, task: string, placement: Placement): Promise<ChildOutcome> {
+  start(name: string, task: string, placement: Placement, account?: RunAccount): Promise<ChildOutcome> {
     const entry = this.byName.get(name);
     if (!entry) return Promise.reject(new UnknownChildError(name, this.names));
     const frame = placement.frame;
     if (frame.scope === undefined && this.defaultScope !== undefined) placement = { ...placement, frame: Object.freeze({ ...frame, scope: this.defaultScope }) };
-    const agent = entry.agent;
     try {
-      return isFramedChild(agent) ? agent.runInFrame(task, placement) : runWrapped(agent, task, placement);
+      return startHeld(account, entry, this.children.get(name)!, task, placement);
     } catch (error) {
       return Promise.reject(new RunFailure(error, foreignSpent(frame.runId, task, '')));
     }

@@ -6,6 +6,8 @@ import { checkToolChoice } from '../model/tool-choice.js';
 import type { ModelProvider, ToolChoice } from '../model/types.js';
 import { NAME_PATTERN, isTool, type Tool } from '../tool/define-tool.js';
 import type { ChildAgent } from './child.js';
+import { childOf } from './child-door.js';
+import { FacadeChild } from './facade-child.js';
 import type { ChildReserve } from '../accounting/accounting.js';
 import type { ChildMemory } from '../session/session-memory.js';
 
@@ -101,9 +103,8 @@ export class SubAgent {
   constructor(options: SubAgentOptions) {
     const o = readOptions(named('SubAgent', options), options, subAgentSchema, { example: 'new SubAgent({ name, agent, description, whenToUse?, outputType?, reserve?: { tokens, costUsd? } })' });
     this.name = o.name;
-    // A facade (the simple Agent) runs on a prompt alone: it adapts itself, as FacadeChild would.
-    const asChild = (o.agent as { asChild?: unknown }).asChild;
-    this.agent = typeof asChild === 'function' ? (asChild.call(o.agent) as ChildAgent) : o.agent;
+    // A facade (the simple Agent) runs on a prompt alone: adapted as a leaf, which FacadeChild checks it is.
+    this.agent = childOf(o.agent)?.declares.facade === true ? new FacadeChild(o.agent) : o.agent;
     this.description = o.description;
     this.whenToUse = o.whenToUse;
     this.outputType = o.outputType;

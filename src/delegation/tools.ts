@@ -12,7 +12,7 @@ import { DelegationContext } from './context.js';
 import { DelegationCall, Refusal } from './delegation-call.js';
 import { DepthPolicy } from './depth.js';
 import type { Resumption } from './framed-child.js';
-import { taskText, type DelegationRoster } from './roster.js';
+import { DelegationRoster, taskText } from './roster.js';
 
 export type { DelegationCallContext } from './call-context.js';
 
@@ -38,7 +38,7 @@ const RUN_AGENT_PARAMETERS: object = (() => {
 const runAgentArguments = z.object({ name: z.string(), task: z.unknown().optional() });
 const optionsSchema = z
   .object({
-    roster: checked<DelegationRoster>((r) => typeof (r as { start?: unknown } | null)?.start === 'function', 'needs roster: a DelegationRoster.'),
+    roster: checked<DelegationRoster>((r) => r instanceof DelegationRoster, 'needs roster: a DelegationRoster.'),
     depth: checked<DepthPolicy>((d) => d instanceof DepthPolicy, 'depth must be a DepthPolicy.').optional(),
     context: checked<DelegationContext>((c) => c instanceof DelegationContext, 'context must be a DelegationContext.').optional(),
     childTimeoutMs: z.number().int().positive().optional(),

@@ -5,10 +5,11 @@ import type { RunFrame } from '../core/run-frame.js';
 import { NEVER_ABORTS } from '../core/signals.js';
 import type { ChildAgent, ChildRunOptions } from './child.js';
 import { foreignOutcome, foreignSpent } from './child-answer.js';
+import { FOREIGN_CHILD, type Child } from './child-door.js';
 import type { ChildOutcome, Placement } from './framed-child.js';
 
 /**
- * The one adapter for children that do not open the child door: a wrapper of the user's around
+ * The one adapter for children that are not symfonic's own: a wrapper of the user's around
  * a symfonic agent (`run: (task) => inner.run(task)`), an adapter, a foreign agent. Such a child
  * is called with plain options and may drop them or pass its own (another tenant's scope, no
  * lineage); a symfonic run inside it cannot be handed its frame directly, since the wrapper's
@@ -18,7 +19,7 @@ import type { ChildOutcome, Placement } from './framed-child.js';
  * run's figures come back through `report`, because the wrapper need not return them.
  *
  * AsyncLocalStorage turns on Node's promise hooks for the whole process, which is why only this
- * adapter uses it: a child that opens the door never pays for it.
+ * adapter uses it: a child of symfonic's own never pays for it.
  */
 export class WrappedCall {
   taken = false;
@@ -72,12 +73,17 @@ export function childRunOptions(frame: RunFrame): ChildRunOptions {
   return o;
 }
 
+/** A child registered under `name` that is not symfonic's own, as a Child: started through this adapter, declaring nothing. */
+export function wrappedChild(name: string, agent: ChildAgent): Child {
+  return Object.freeze({ name, declares: FOREIGN_CHILD, start: (task: string, placement: Placement) => runWrapped(agent, task, placement) });
+}
+
 /**
- * Runs a child that does not open the door, with its placement waiting for the first symfonic
+ * Runs a child that is not symfonic's own, with its placement waiting for the first symfonic
  * run inside it, and reads its reply as an outcome. Its failure rejects as a RunFailure with what
  * was spent (the inner run's report, else what the error says, else nothing known).
  */
-export async function runWrapped(agent: ChildAgent, task: string, placement: Placement): Promise<ChildOutcome> {
+async function runWrapped(agent: ChildAgent, task: string, placement: Placement): Promise<ChildOutcome> {
   const call = new WrappedCall(placement);
   const frame = placement.frame;
   const start = () => waiting.run(call, () => agent.run(task, childRunOptions(frame)));

@@ -5,11 +5,11 @@ import { RunFailure } from '../core/run-outcome.js';
 import { failureOf, outcomeData } from '../delegation/child-record.js';
 import type { ChildFailure, ChildStep, FrameData } from '../snapshot/run-driver.js';
 import { SNAPSHOT_VERSION, type SpanLink, type SuspendedRun } from '../snapshot/run-snapshot.js';
-import { SESSION_MEMORY } from '../session/session-memory.js';
+import { rootMemory } from '../session/session-memory.js';
 import type { AgentRegistry } from './agent-registry.js';
 import { DbosDriver, type ChildInput, type StepEngine } from './dbos-driver.js';
 import { openFrame } from './recorded-frame.js';
-import { rosterOf, type TreeShape } from './tree-shape.js';
+import type { TreeShape } from './tree-shape.js';
 
 /** A root workflow's input: the tree's first run, or one of its resumes. */
 export interface RootInput {
@@ -46,14 +46,14 @@ export interface TreeHost {
 export async function runRoot(host: TreeHost, input: RootInput, workflowId: string): Promise<TreeOutput> {
   let owned: { dispose(): void } | undefined;
   try {
-    const { agent } = host.registry.root(input.agent);
+    const { child } = host.registry.root(input.agent);
     host.registry.checkShape(input.frame.rootRunId, input.agent, input.shape);
     const opened = openFrame(input.frame, input.parentSpan ?? (await host.recordedRunSpan(workflowId, input)));
     owned = opened.owned;
     const driver = new DbosDriver(host.engine, { root: input.agent, path: [], generation: input.generation, rootRunId: input.frame.rootRunId });
     // A root of its own conversation: an agent with sessions, a scope naming one (loaded and appended as in-process roots are).
-    const session = SESSION_MEMORY in agent ? agent[SESSION_MEMORY](opened.frame.scope) : undefined;
-    const response = (await agent.runInFrame(input.task, { frame: opened.frame, accounting: host.accounting, outputType: undefined, resume: input.resume, driver, session })) as AgentResponse;
+    const session = rootMemory(child.declares.sessions, opened.frame.scope, child.name);
+    const response = (await child.start(input.task, { frame: opened.frame, accounting: host.accounting, outputType: undefined, resume: input.resume, driver, session })) as AgentResponse;
     return { response: rootResponse(response, input) };
   } catch (error) {
     const cause = error instanceof RunFailure ? error.error : error;
@@ -73,7 +73,7 @@ export async function runChild(host: TreeHost, input: ChildInput): Promise<Child
   let owned: { readonly timedOut: boolean; dispose(): void } | undefined;
   try {
     const delegator = host.registry.at(input.root, input.path.slice(0, -1));
-    const roster = rosterOf(delegator);
+    const roster = delegator.declares.roster;
     const name = input.start.agent;
     if (roster?.find(name) === undefined) throw new Error(`the agent at "${[input.root, ...input.path.slice(0, -1)].join('/')}" has no child "${name}" in this worker`);
     const opened = openFrame(input.start.frame, input.start.parentSpan);

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ConfigurationError } from '../core/errors.js';
-import { rosterOfTool } from '../delegation/tools.js';
+import { childOf } from '../delegation/child-door.js';
 import type { DelegationRoster } from '../delegation/roster.js';
 import type { Tool } from '../tool/define-tool.js';
 
@@ -23,9 +23,9 @@ export function toolsOf(agent: unknown): readonly Tool[] {
   return Array.isArray(tools) ? (tools as Tool[]) : [];
 }
 
-/** The roster an agent delegates through, if it delegates. */
-export function rosterOf(agent: unknown): DelegationRoster | undefined {
-  return rosterOfTool(toolsOf(agent).find((t) => t.name === 'run_agent'));
+/** The roster an agent delegates through, if it delegates: what its Child declares (a child outside symfonic declares none). */
+function rosterOf(agent: unknown): DelegationRoster | undefined {
+  return childOf(agent)?.declares.roster;
 }
 
 export function treeShape(name: string, agent: unknown, depth = 0): TreeShape {

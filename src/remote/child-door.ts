@@ -1,7 +1,7 @@
 /**
- * The remote child at delegation's child door (framed-child.ts): the frame in, the outcome out,
- * or a RunFailure carrying what the remote spent. A remote task that asks for input suspends the
- * child (its task kept by the server, where the decisions go at resume).
+ * The remote child's start at delegation's child door (delegation/child-door.ts): the frame in,
+ * the outcome out, or a RunFailure carrying what the remote spent. A remote task that asks for
+ * input suspends the child (its task kept by the server, where the decisions go at resume).
  */
 import { SnapshotError } from '../core/errors.js';
 import { frameFrom, type RunFrame } from '../core/run-frame.js';

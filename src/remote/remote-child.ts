@@ -4,7 +4,7 @@ import { RunFailure } from '../core/run-outcome.js';
 import type { RunFrame } from '../core/run-frame.js';
 import type { ChildReserve } from '../accounting/accounting.js';
 import type { ChildAgent, ChildRunOptions } from '../delegation/child.js';
-import type { ChildOutcome, FramedChild, Placement } from '../delegation/framed-child.js';
+import { declareChild, FOREIGN_CHILD } from '../delegation/child-door.js';
 import { SubAgent } from '../delegation/sub-agent.js';
 import { frameOfOptions, runInPlacement } from './child-door.js';
 import { RemoteHttp } from './http-client.js';
@@ -86,16 +86,21 @@ const schema = z
   })
   .strict();
 
+/** What a remote child declares: it goes on only from the remote task it paused on, and no ledger here sees its calls. */
+const REMOTE_CHILD = Object.freeze({ ...FOREIGN_CHILD, resumable: true, remote: true });
+
 function lowerCased(headers: Readonly<Record<string, string>> | undefined): Readonly<Record<string, string>> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(headers ?? {})) out[k.toLowerCase()] = v;
   return Object.freeze(out);
 }
 
-/** A child that runs in another process, reached over A2A. */
-export class RemoteChildAgent implements ChildAgent, FramedChild {
-  /** Its suspended runs wait on a task on the remote server (resume-roster.ts checks a snapshot against it). */
-  readonly resumesRemoteTasks = true;
+/**
+ * A child that runs in another process, reached over A2A. As a Child it starts in its placement's
+ * frame (child-door.ts), and declares itself remote: its suspended runs are tasks on the server,
+ * what a snapshot's remote wait resumes on (resume-roster.ts).
+ */
+export class RemoteChildAgent implements ChildAgent {
   private connected: Promise<Connected> | undefined;
   private readonly http = new RemoteHttp();
   private readonly settings: CallSettings;
@@ -113,6 +118,7 @@ export class RemoteChildAgent implements ChildAgent, FramedChild {
       remoteEvents: Object.freeze({ ...REMOTE_EVENT_LIMITS, ...options.remoteEvents }),
       remembers: options.memory === 'session',
     };
+    declareChild(this, { name: options.name, declares: REMOTE_CHILD, start: (task, placement) => runInPlacement(this, task, placement) });
   }
 
   /** Drops the kept-alive connections to the remote. */
@@ -147,11 +153,6 @@ export class RemoteChildAgent implements ChildAgent, FramedChild {
 
   get name(): string {
     return this.options.name;
-  }
-
-  /** Delegation's child door: the frame in, the outcome out (child-door.ts). */
-  runInFrame(task: string, placement: Placement): Promise<ChildOutcome> {
-    return runInPlacement(this, task, placement);
   }
 
   /** A call composed by hand, outside a delegating run: the options spell the frame, and a failure rejects as its own error. */

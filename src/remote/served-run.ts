@@ -5,14 +5,15 @@ import { newRunId } from '../core/ids.js';
 import type { RunEventSink } from '../core/run-event.js';
 import { frameFrom } from '../core/run-frame.js';
 import { makeScope } from '../core/scope.js';
+import { agentChild } from '../agent/agent-child.js';
 import type { Resumption } from '../delegation/framed-child.js';
-import { SESSION_MEMORY } from '../session/session-memory.js';
+import { rootMemory } from '../session/session-memory.js';
 
 /** A served run's placement as the wire gave it (served-frame.ts), without its signal. */
 export type ServedOptions = Omit<RunOptions, 'signal'>;
 
 /**
- * Runs one served request through the child door, in the frame the wire placed it in: a served
+ * Runs one served request through the agent's child door (its Child's `start`), in the frame the wire placed it in: a served
  * run is a child of its caller's run. `signal` stops it (a cancel, a hang-up, its deadline);
  * `events`, when someone streams them, receives its tree's run events. Its failure, an abort
  * included, rejects as a RunFailure carrying what it spent, which the failed task reports back.
@@ -34,6 +35,7 @@ export async function runServed(agent: SymfonicAgent, task: string, options: Ser
     events,
   });
   // A conversation served by contextId (served-handler.ts): the agent's own namespace of it, remembered.
-  const session = agent[SESSION_MEMORY](frame.scope);
-  return (await agent.runInFrame(task, { frame, accounting: undefined, outputType: undefined, resume, session })) as AgentResponse;
+  const child = agentChild(agent);
+  const session = rootMemory(child.declares.sessions, frame.scope, child.name);
+  return (await child.start(task, { frame, accounting: undefined, outputType: undefined, resume, session })) as AgentResponse;
 }

@@ -36,9 +36,6 @@ export interface SessionMemory extends AgentSessions {
   readonly remembers: boolean;
 }
 
-/** How a door of the agent's own that is not a delegation (a served run) asks an agent for a turn's memory in a scope. */
-export const SESSION_MEMORY = Symbol('symfonic.sessionMemory');
-
 /** A root run's memory: an agent with sessions, run with a scope naming a session. */
 export function rootMemory(sessions: AgentSessions | undefined, scope: Scope | undefined, agent: string): SessionMemory | undefined {
   if (sessions === undefined || scope?.sessionId === undefined) return undefined;

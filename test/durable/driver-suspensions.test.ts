@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { InMemoryBudgetStore, MetricsCollector, SymfonicAgent, TenantBudgets, defineTool, type AgentResponse } from '../../src/index.js';
 import type { SuspendedRun } from '../../src/snapshot/run-snapshot.js';
 import { scriptedModel } from '../../src/testing/index.js';
+import { agentChild } from '../../src/agent/agent-child.js';
 import { RecordingDriver, rootPlacement } from './recording-driver.js';
 
 const SCOPE = { tenantId: 'acme' };
@@ -34,14 +35,14 @@ describe('a driven run that suspends', () => {
   it('records the waiting call as a wait: a replay suspends again without asking or running anything', async () => {
     const first = desk();
     const recorder = new RecordingDriver();
-    const paused = (await first.agent.runInFrame('pay INV-7', rootPlacement('s-1', recorder, SCOPE))) as DoorResponse;
+    const paused = (await agentChild(first.agent).start('pay INV-7', rootPlacement('s-1', recorder, SCOPE))) as DoorResponse;
     expect(paused.status).toBe('suspended');
     expect(paused.interruptions).toMatchObject([{ id: 's-1:1:0', kind: 'approval', tool: 'pay', input: { invoice: 'INV-7' } }]);
     expect(recorder.records.get('tool:s-1:1:0:pay')).toMatchObject({ wait: { kind: 'approval', input: { invoice: 'INV-7' } } });
     expect(first.counts).toEqual({ asked: 1, paid: 0 });
 
     const second = desk(true);
-    const again = (await second.agent.runInFrame('pay INV-7', rootPlacement('s-1', new RecordingDriver(recorder), SCOPE))) as DoorResponse;
+    const again = (await agentChild(second.agent).start('pay INV-7', rootPlacement('s-1', new RecordingDriver(recorder), SCOPE))) as DoorResponse;
     expect(again.status).toBe('suspended');
     expect(again.interruptions).toEqual(paused.interruptions);
     expect(again.suspension).toEqual(paused.suspension);
@@ -51,10 +52,10 @@ describe('a driven run that suspends', () => {
 
   it('resumes as a run of its own, its steps continuing the snapshot turn numbers', async () => {
     const first = desk();
-    const paused = (await first.agent.runInFrame('pay INV-7', rootPlacement('s-2', new RecordingDriver(), SCOPE))) as DoorResponse;
+    const paused = (await agentChild(first.agent).start('pay INV-7', rootPlacement('s-2', new RecordingDriver(), SCOPE))) as DoorResponse;
     const resumer = new RecordingDriver();
     const { agent, counts } = desk();
-    const done = await agent.runInFrame('', { ...rootPlacement('s-2', resumer, SCOPE), resume: { run: paused.suspension!, decisions: { 's-2:1:0': { approve: true } } } });
+    const done = await agentChild(agent).start('', { ...rootPlacement('s-2', resumer, SCOPE), resume: { run: paused.suspension!, decisions: { 's-2:1:0': { approve: true } } } });
     expect(done).toMatchObject({ status: 'completed', finalResponse: 'all paid' });
     expect(counts).toEqual({ asked: 0, paid: 1 });
     expect(resumer.seen).toEqual(['tool:s-2:1:0:pay', 'model:s-2:2:0:scripted-model']);
@@ -65,7 +66,7 @@ describe('a driven run that suspends', () => {
     const collector = () => new MetricsCollector({ budgets: new TenantBudgets({ store: new InMemoryBudgetStore(), onExceeded: 'suspend', limits: { acme: { maxTokens: 10 } } }) });
     const model = scriptedModel([]);
     const recorder = new RecordingDriver();
-    const paused = (await new SymfonicAgent({ name: 'desk', modelProvider: model, metricsCollector: collector() }).runInFrame('pay', rootPlacement('s-3', recorder, SCOPE))) as DoorResponse;
+    const paused = (await agentChild(new SymfonicAgent({ name: 'desk', modelProvider: model, metricsCollector: collector() })).start('pay', rootPlacement('s-3', recorder, SCOPE))) as DoorResponse;
     expect(paused.interruptions).toMatchObject([{ id: 's-3:0:model', kind: 'budget', limitName: 'maxTokens' }]);
     expect(recorder.records.get('model:s-3:1:0:scripted-model')).toMatchObject({ refusal: { tenantId: 'acme', limitName: 'maxTokens', limit: 10 } });
 
@@ -76,7 +77,7 @@ describe('a driven run that suspends', () => {
       const real = store[op].bind(store) as (...a: unknown[]) => unknown;
       (store as unknown as Record<string, unknown>)[op] = (...a: unknown[]) => (writes++, real(...a));
     }
-    const again = (await new SymfonicAgent({ name: 'desk', modelProvider: model, metricsCollector: second }).runInFrame('pay', rootPlacement('s-3', new RecordingDriver(recorder), SCOPE))) as DoorResponse;
+    const again = (await agentChild(new SymfonicAgent({ name: 'desk', modelProvider: model, metricsCollector: second })).start('pay', rootPlacement('s-3', new RecordingDriver(recorder), SCOPE))) as DoorResponse;
     expect(again.interruptions).toEqual(paused.interruptions);
     expect(writes).toBe(0);
   });

@@ -10,6 +10,7 @@ import { FrameworkConfig, InMemoryBudgetStore, MetricsCollector, SPAN_ATTRIBUTES
 import type { ChildOutcome } from '../../src/delegation/framed-child.js';
 import { scriptedModel, type ScriptedModel, type ScriptedTurn } from '../../src/testing/index.js';
 import { recordEachTest } from '../support/per-test.js';
+import { agentChild } from '../../src/agent/agent-child.js';
 import { RecordingDriver, rootPlacement } from './recording-driver.js';
 
 const rec = recordEachTest();
@@ -68,7 +69,7 @@ describe('a tree recorded through a driver', () => {
   it('replays in fresh agents: no model or tool call made again, the same answer, messages and figures, nothing charged again', async () => {
     const first = tree(false);
     const recorder = new RecordingDriver();
-    const answered = await first.planner.runInFrame('plan the day', rootPlacement('root-1', recorder, SCOPE));
+    const answered = await agentChild(first.planner).start('plan the day', rootPlacement('root-1', recorder, SCOPE));
     expect(answered.finalResponse).toBe('plan: 12:00 | found: fact about tides | a short poem');
     expect(first.counts).toEqual({ lookup: 1, clock: 1 });
     expect(recorder.replayed).toBe(0);
@@ -77,7 +78,7 @@ describe('a tree recorded through a driver', () => {
 
     const second = tree(true);
     const replayer = new RecordingDriver(recorder);
-    const again = await second.planner.runInFrame('plan the day', rootPlacement('root-1', replayer, SCOPE));
+    const again = await agentChild(second.planner).start('plan the day', rootPlacement('root-1', replayer, SCOPE));
     for (const m of second.models) expect(m.calls).toHaveLength(0);
     expect(second.counts).toEqual({ lookup: 0, clock: 0 });
     expect(replayer.made).toBe(0);
@@ -96,7 +97,7 @@ describe('a tree recorded through a driver', () => {
   it('reaches the driver in call order before anything waits: run_agent before its delegation slot', async () => {
     const { planner } = tree(false);
     const recorder = new RecordingDriver();
-    await planner.runInFrame('plan the day', rootPlacement('root-2', recorder, SCOPE));
+    await agentChild(planner).start('plan the day', rootPlacement('root-2', recorder, SCOPE));
     const writerRun = recorder.starts[1]!.frame.runId;
     const researcherRun = recorder.starts[0]!.frame.runId;
     const at = (e: string) => recorder.log.indexOf(e);
@@ -124,14 +125,14 @@ describe('a tree recorded through a driver', () => {
   it('goes on from the first step not recorded: earlier ones read back, the rest made and charged', async () => {
     const first = tree(false);
     const recorder = new RecordingDriver();
-    await first.planner.runInFrame('plan the day', rootPlacement('root-3', recorder, SCOPE));
+    await agentChild(first.planner).start('plan the day', rootPlacement('root-3', recorder, SCOPE));
     // As if the worker had died before the planner's last model call and the writer were recorded.
     const writerRun = recorder.starts[1]!.frame.runId;
     for (const k of [...recorder.records.keys()]) if (k.startsWith('model:root-3:2:') || k.includes(writerRun) || k.startsWith('child:root-3:1:2:')) recorder.records.delete(k);
 
     const second = tree(false);
     const replayer = new RecordingDriver(recorder);
-    const again = await second.planner.runInFrame('plan the day', rootPlacement('root-3', replayer, SCOPE));
+    const again = await agentChild(second.planner).start('plan the day', rootPlacement('root-3', replayer, SCOPE));
     const [plannerModel, researcherModel, writerModel] = second.models;
     expect([plannerModel!.calls.length, researcherModel!.calls.length, writerModel!.calls.length]).toEqual([1, 0, 1]);
     expect(second.counts).toEqual({ lookup: 0, clock: 0 });
@@ -144,13 +145,13 @@ describe('a tree recorded through a driver', () => {
 
   it('marks a run that read steps back, links it to where they were made, and marks replayed delegations', async () => {
     const recorder = new RecordingDriver();
-    await tree(false).planner.runInFrame('plan the day', rootPlacement('root-4', recorder, SCOPE));
+    await agentChild(tree(false).planner).start('plan the day', rootPlacement('root-4', recorder, SCOPE));
     const firstRun = rec.spans().find((s) => s.name === 'invoke_agent planner')!;
     const clockSpan = rec.spans().find((s) => s.name === 'execute_tool clock')!;
     recorder.records.delete('model:root-4:2:0:scripted-model');
     rec.reset();
 
-    await tree(false).planner.runInFrame('plan the day', rootPlacement('root-4', new RecordingDriver(recorder), SCOPE));
+    await agentChild(tree(false).planner).start('plan the day', rootPlacement('root-4', new RecordingDriver(recorder), SCOPE));
     const spans = rec.spans();
     const run = spans.find((s) => s.name === 'invoke_agent planner')!;
     expect(run.attributes[ATTR.runRecovered]).toBe(true);
