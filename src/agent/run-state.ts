@@ -2,7 +2,8 @@ import { context, trace, type Context, type Span } from '@opentelemetry/api';
 import type { ZodType } from 'zod';
 import type { RunEmitter } from '../core/run-event.js';
 import type { RunFrame } from '../core/run-frame.js';
-import type { Logger, LogBindings } from '../observability/logger.js';
+import type { Logger } from '../observability/logger.js';
+import { logBindings } from '../run/run-projections.js';
 import type { AccountingProblem, RunAccount, RunReporter } from '../accounting/accounting.js';
 import type { BudgetThreshold } from '../budget/tenant-budgets.js';
 import { reportThresholds } from './budget-thresholds.js';
@@ -145,15 +146,9 @@ export class RunState implements RunReporter {
   /** The run's logger, made on first use: most runs never log. */
   log(): Logger {
     if (!this.logger) {
-      const f = this.frame;
-      const bindings: LogBindings = { agent: this.core.name, run_id: f.runId, root_run_id: f.rootRunId, parent_run_id: f.parentRunId, tenant_id: this.tenantId, session_id: f.scope?.sessionId ?? null };
       const sc = this.span.spanContext();
       // Without an SDK the span is a placeholder with all-zero ids, which would only mislead.
-      if (trace.isSpanContextValid(sc)) {
-        bindings.trace_id = sc.traceId;
-        bindings.span_id = sc.spanId;
-      }
-      this.logger = this.core.logger.child(bindings);
+      this.logger = this.core.logger.child(logBindings(this.frame, this.core.name, trace.isSpanContextValid(sc) ? sc : undefined));
     }
     return this.logger;
   }
