@@ -34,12 +34,12 @@ export { EmptyModelResponseError } from './model-response.js';
 function openRun(core: AgentCore, start: RunStart): RunState {
   const frame = start.frame;
   const resumed = start.resume?.run;
-  const accounting = core.accounting ?? start.accounting ?? core.privateAccounting();
+  const ledger = core.accounting ?? start.accounting ?? core.privateAccounting();
   // The state is what the account reports to; its span starts once the account is open.
   const state = new RunState(core, start);
   let account: RunAccount;
   try {
-    account = accounting.open(frame, core.name, state, resumed?.figures);
+    account = ledger.open(frame, core.name, state, resumed?.figures);
   } catch (error) {
     return failedToOpen(core, start, error);
   }
