@@ -8,6 +8,7 @@ import { SNAPSHOT_VERSION, type RunSnapshot, type SuspendedRun } from '../snapsh
 import type { EncryptedSnapshot } from '../snapshot/snapshot-options.js';
 import { sealRootSnapshot } from '../snapshot/snapshot-policy.js';
 import { ATTR } from '../observability/attributes.js';
+import { responseLineage } from '../run/run-projections.js';
 import type { AgentResponse } from './agent-response.js';
 import { EventHub, runFailed, runFinished } from './run-events.js';
 import type { RunState } from './run-state.js';
@@ -53,10 +54,7 @@ export function closeRun(run: RunState, exit: Exit, figures: RunFigures, started
     finalResponse: text,
     text,
     messages: run.messages,
-    runId: f.runId,
-    rootRunId: f.rootRunId,
-    parentRunId: f.parentRunId,
-    agentDepth: f.depth,
+    ...responseLineage(f),
     delegatedTo,
     delegations: run.delegations() ?? NONE,
     usage: figures.own,

@@ -4,16 +4,10 @@ import type { RunFrame } from '../core/run-frame.js';
 import type { RunFigures } from '../accounting/accounting.js';
 import type { DelegationOutcome } from '../observability/attributes.js';
 import { roundUsd } from '../trace/usd.js';
+import { eventLineage, type EventLineage } from '../run/run-projections.js';
 
-/** Who an event is about: the run's lineage, its place in the root's order, and when. */
-export interface RunEventLineage {
-  runId: string;
-  rootRunId: string;
-  parentRunId: string | null;
-  /** The conversation the tree is a turn of (the scope's sessionId); null outside one. */
-  sessionId: string | null;
-  agent: string;
-  depth: number;
+/** Who an event is about: the run's lineage (run-projections.ts), its place in the root's order, and when. */
+export interface RunEventLineage extends EventLineage {
   /** Per root, strictly increasing across the whole tree. */
   seq: number;
   /** Epoch milliseconds (Date.now()): a wall-clock time; `seq`, not time, is the order. */
@@ -43,33 +37,25 @@ export type RunEventListener = (event: RunEvent) => void;
 /** How long after the root's own end the tree's stragglers (runs winding down from an abort) may still report. */
 const STRAGGLER_GRACE_MS = 2000;
 
-/** One run's emitter; it carries the run's lineage itself, as the hub stamps it on each event. */
+/** One run's emitter, with the lineage the hub stamps on each of its events. */
 class Emitter implements RunEmitter {
   private ended = false;
-  readonly runId: string;
-  readonly rootRunId: string;
-  readonly parentRunId: string | null;
-  readonly sessionId: string | null;
-  readonly depth: number;
+  readonly lineage: EventLineage;
 
   constructor(
     readonly hub: EventHub,
     frame: RunFrame,
-    readonly agent: string,
+    agent: string,
   ) {
-    this.runId = frame.runId;
-    this.rootRunId = frame.rootRunId;
-    this.parentRunId = frame.parentRunId;
-    this.sessionId = frame.scope?.sessionId ?? null;
-    this.depth = frame.depth;
+    this.lineage = eventLineage(frame, agent);
   }
 
   emit(body: RunEventBody): void {
     if (this.ended) return;
     const terminal = body.type === 'run.finished' || body.type === 'run.failed' || body.type === 'run.suspended';
     if (terminal) this.ended = true;
-    this.hub.deliver(this, body as RunEventBody<DelegationOutcome>);
-    if (terminal) this.hub.ended(this.runId);
+    this.hub.deliver(this.lineage, body as RunEventBody<DelegationOutcome>);
+    if (terminal) this.hub.ended(this.lineage.runId);
   }
 }
 
@@ -133,7 +119,7 @@ export class EventHub implements RunEventSink {
     return this.rootRunId !== undefined;
   }
 
-  deliver(l: Omit<RunEventLineage, 'seq' | 'timeMs'>, body: RunEventBody<DelegationOutcome>): void {
+  deliver(l: EventLineage, body: RunEventBody<DelegationOutcome>): void {
     const consumer = this.consumer;
     const listeners = this.listeners;
     if (consumer === undefined && listeners === undefined) return;
@@ -195,7 +181,7 @@ export class EventHub implements RunEventSink {
  * body onto the lineage put the body's fields in a second allocation and took a generic copy;
  * two spreads in one literal take V8's slow path.)
  */
-function stamp(l: Omit<RunEventLineage, 'seq' | 'timeMs'>, seq: number, timeMs: number, b: RunEventBody<DelegationOutcome>): RunEvent {
+function stamp(l: EventLineage, seq: number, timeMs: number, b: RunEventBody<DelegationOutcome>): RunEvent {
   const { runId, rootRunId, parentRunId, sessionId, agent, depth } = l;
   switch (b.type) {
     case 'run.started':

@@ -7,7 +7,7 @@ import { instructionsFor, parseOutput } from '../core/structured-output.js';
 import type { Message, ModelResponse, ToolCall } from '../model/types.js';
 import { PausedCall } from '../snapshot/paused-call.js';
 import type { CallState, RunWait, SuspendedRun } from '../snapshot/run-snapshot.js';
-import type { RunAccount, RunReporter } from '../accounting/accounting.js';
+import type { RunAccount } from '../accounting/accounting.js';
 import type { AgentCore } from './agent-core.js';
 import type { AgentResponse } from './agent-response.js';
 import { refuseCutOffCalls } from './cut-off-answer.js';
@@ -34,19 +34,12 @@ export { EmptyModelResponseError } from './model-response.js';
 function openRun(core: AgentCore, start: RunStart): RunState {
   const frame = start.frame;
   const resumed = start.resume?.run;
-  const accounting = core.accounting ?? start.accounting ?? core.privateAccounting();
-  let state: RunState | undefined;
-  // The account reports to the run's state, made once there is a span to make it with.
-  const reporter: RunReporter = {
-    get model() {
-      return state?.model;
-    },
-    storeProblem: (p) => state?.storeProblem(p),
-    crossed: (t) => state?.crossed(t),
-  };
+  const ledger = core.accounting ?? start.accounting ?? core.privateAccounting();
+  // The state is what the account reports to; its span starts once the account is open.
+  const state = new RunState(core, start);
   let account: RunAccount;
   try {
-    account = accounting.open(frame, core.name, reporter, resumed?.figures);
+    account = ledger.open(frame, core.name, state, resumed?.figures);
   } catch (error) {
     return failedToOpen(core, start, error);
   }
@@ -54,8 +47,8 @@ function openRun(core: AgentCore, start: RunStart): RunState {
   try {
     // A provider that answers outputSchema natively (model-turn.ts sends it) needs no schema in the prompt.
     const promptSchema = start.outputType !== undefined && core.modelProvider.supportsOutputSchema !== true;
-    const instructions = promptSchema ? instructionsFor(core.instructions, start.outputType!) : core.instructions;
-    state = new RunState(core, start, span, sets, instructions);
+    state.started(span, sets);
+    state.instructions = promptSchema ? instructionsFor(core.instructions, start.outputType!) : core.instructions;
     state.account = account;
     state.events = frame.events?.open(frame, core.name, resumed !== undefined, resumed?.delegations?.map(endedDelegation));
     if (resumed !== undefined) {

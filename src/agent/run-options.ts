@@ -57,17 +57,18 @@ export interface RunOptions<T = unknown> {
   toolChoice?: ToolChoice;
 }
 
-/** Run options after validation: only known-good values, lineage not yet a frame. */
+/** Run options after validation: only known-good values, lineage not yet a frame, in the frame's own names (docs/design.md "Names"). */
 export interface RunRequest {
   scope: Scope | undefined;
   runId: string | undefined;
   rootRunId: string | undefined;
   parentRunId: string | null;
-  agentDepth: number;
+  depth: number;
   signal: AbortSignal | undefined;
-  parentContext: Context | undefined;
-  accounting: Accounting | undefined;
-  maxAgentDepth: number | undefined;
+  traceContext: Context | undefined;
+  /** The ledger the options offer (RunOptions.metricsCollector). */
+  ledger: Accounting | undefined;
+  maxDepth: number | undefined;
   outputType: ZodType | undefined;
   askUser: AskUser | undefined;
   deadline: number | undefined;
@@ -82,8 +83,8 @@ const KEYS = ['scope', 'runId', 'rootRunId', 'parentRunId', 'agentDepth', 'signa
 const ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 
 const EMPTY: RunRequest = Object.freeze({
-  scope: undefined, runId: undefined, rootRunId: undefined, parentRunId: null, agentDepth: 0, signal: undefined,
-  parentContext: undefined, accounting: undefined, maxAgentDepth: undefined, outputType: undefined, askUser: undefined, deadline: undefined,
+  scope: undefined, runId: undefined, rootRunId: undefined, parentRunId: null, depth: 0, signal: undefined,
+  traceContext: undefined, ledger: undefined, maxDepth: undefined, outputType: undefined, askUser: undefined, deadline: undefined,
   onEvent: undefined, history: undefined, toolChoice: undefined,
 });
 
@@ -153,11 +154,11 @@ export function readRunOptions(options: RunOptions | undefined): RunRequest {
     runId,
     rootRunId,
     parentRunId,
-    agentDepth: options.agentDepth ?? (parentRunId === null ? 0 : 1),
+    depth: options.agentDepth ?? (parentRunId === null ? 0 : 1),
     signal: options.signal,
-    parentContext: options.parentContext,
-    accounting: options.metricsCollector,
-    maxAgentDepth: options.maxAgentDepth,
+    traceContext: options.parentContext,
+    ledger: options.metricsCollector,
+    maxDepth: options.maxAgentDepth,
     outputType: options.outputType,
     askUser: options.askUser,
     // Whole milliseconds: timers and the deadline baggage take nothing finer.

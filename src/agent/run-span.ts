@@ -2,6 +2,7 @@ import { SpanKind, SpanStatusCode, trace, type Context, type Span, type Tracer }
 import { shownName } from '../core/defaults.js';
 import { modelVisibleText } from '../core/redact.js';
 import type { RunFrame } from '../core/run-frame.js';
+import { spanLineage } from '../run/run-projections.js';
 import type { RunFigures } from '../accounting/accounting.js';
 import { ATTR, MAX_DESCRIPTION_CHARS, OPERATION, TRACER_NAME } from '../observability/attributes.js';
 import { SYMFONIC_VERSION } from '../observability/version.js';
@@ -75,18 +76,6 @@ export function tracer(): Tracer {
   return trace.getTracer(TRACER_NAME, SYMFONIC_VERSION);
 }
 
-function lineageOf(frame: RunFrame): Attributes {
-  const lineage: Attributes = { [ATTR.runId]: frame.runId, [ATTR.rootRunId]: frame.rootRunId, [ATTR.agentDepth]: frame.depth };
-  if (frame.parentRunId !== null) lineage[ATTR.parentRunId] = frame.parentRunId;
-  if (frame.scope !== undefined) lineage[ATTR.tenantId] = frame.scope.tenantId;
-  const sessionId = frame.scope?.sessionId;
-  if (sessionId !== undefined) {
-    lineage[ATTR.conversationId] = sessionId;
-    lineage[ATTR.sessionId] = sessionId;
-  }
-  return lineage;
-}
-
 const INVOKE = Object.freeze({ kind: SpanKind.INTERNAL });
 
 /** Starts `invoke_agent {agent}` in the frame's trace context and stamps it; the shared sets come back when recording. */
@@ -95,7 +84,7 @@ export function startRunSpan(core: AgentCore, frame: RunFrame, suspended?: SpanL
   const options = suspended === undefined ? INVOKE : { kind: SpanKind.INTERNAL, links: [{ context: { traceId: suspended.traceId, spanId: suspended.spanId, traceFlags: suspended.flags, isRemote: true } }] };
   const span = tracer().startSpan(core.invokeSpanName, options, frame.traceContext);
   if (!span.isRecording()) return { span, sets: undefined };
-  const lineage = lineageOf(frame);
+  const lineage = spanLineage(frame);
   span.setAttributes(lineage);
   span.setAttributes(core.spanAttributes.invoke);
   return { span, sets: new SpanAttributeSets(lineage, core.spanAttributes) };

@@ -66,19 +66,19 @@ function rootStart(core: AgentCore, request: RunRequest, hub?: EventHub, resumab
     runId,
     rootRunId: request.rootRunId ?? runId,
     parentRunId: request.parentRunId,
-    depth: request.agentDepth,
-    maxDepth: request.maxAgentDepth,
+    depth: request.depth,
+    maxDepth: request.maxDepth,
     scope: request.scope,
     deadline: request.deadline,
     signal: owned.signal,
-    traceContext: request.parentContext ?? otelContext.active(),
+    traceContext: request.traceContext ?? otelContext.active(),
     askUser: request.askUser,
     events: hub ?? listenerSink(core, request),
     resumable,
   });
   // A root: a run placed under a parent by hand is a child of a tree that keeps its own session.
   const session = request.parentRunId === null ? rootMemory(core.sessions, request.scope, core.name) : undefined;
-  return { frame, accounting: request.accounting, outputType: request.outputType, owned, history: request.history, door: false, wrapped: undefined, session };
+  return { frame, accounting: request.ledger, outputType: request.outputType, owned, history: request.history, door: false, wrapped: undefined, session };
 }
 
 /**
@@ -101,7 +101,7 @@ function wrappedStart(core: AgentCore, call: WrappedCall, request: RunRequest, h
     // It spends as the child too: in its delegator's ledger (an agent with one of its own keeps
     // it), so the tenant's budget holds it and a delegator open there rolls it up; under an id
     // of its own, since the options passed on name the first run's.
-    const later: RunRequest = { ...request, scope: request.scope ?? placed.scope, runId: request.runId === placed.runId ? undefined : request.runId, accounting: call.placement.accounting ?? request.accounting };
+    const later: RunRequest = { ...request, scope: request.scope ?? placed.scope, runId: request.runId === placed.runId ? undefined : request.runId, ledger: call.placement.accounting ?? request.ledger };
     // It reports to the call as it closes, so spend in a ledger of its own is taken in too.
     return { ...rootStart(core, later, hub, false), wrapped: call };
   }

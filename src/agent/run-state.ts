@@ -2,7 +2,8 @@ import { context, trace, type Context, type Span } from '@opentelemetry/api';
 import type { ZodType } from 'zod';
 import type { RunEmitter } from '../core/run-event.js';
 import type { RunFrame } from '../core/run-frame.js';
-import type { Logger, LogBindings } from '../observability/logger.js';
+import type { Logger } from '../observability/logger.js';
+import { logBindings } from '../run/run-projections.js';
 import type { AccountingProblem, RunAccount, RunReporter } from '../accounting/accounting.js';
 import type { BudgetThreshold } from '../budget/tenant-budgets.js';
 import { reportThresholds } from './budget-thresholds.js';
@@ -53,9 +54,14 @@ export class RunState implements RunReporter {
   turnFrom = 0;
   /** Set once the session's history was read: only a turn that started in its session appends to it. */
   sessionLoaded = false;
-  /** The run's account, opened right after the state (the state is where it reports store failures). */
+  /** The run's account, opened right after the state (the state is what it reports to). */
   account!: RunAccount;
-  readonly runContext: Context;
+  /** The run's span and what its model and tool spans are stamped with, set once the account opened (started()). */
+  span!: Span;
+  sets: SpanAttributeSets | undefined = undefined;
+  runContext!: Context;
+  /** The agent's instructions as this run sends them (with the output schema, when the prompt must carry it). */
+  instructions: string | undefined = undefined;
   /** The run's way into its tree's events; undefined when nobody listens, which keeps a plain run() free of them. */
   events: RunEmitter | undefined = undefined;
   private logger: Logger | undefined;
@@ -66,9 +72,6 @@ export class RunState implements RunReporter {
   constructor(
     readonly core: AgentCore,
     start: RunStart,
-    readonly span: Span,
-    readonly sets: SpanAttributeSets | undefined,
-    readonly instructions: string | undefined,
   ) {
     this.frame = start.frame;
     this.outputType = start.outputType;
@@ -80,10 +83,16 @@ export class RunState implements RunReporter {
     this.driver = start.driver;
     this.offeredLedger = core.accounting === undefined && start.accounting !== undefined;
     this.session = start.session;
-    this.runContext = contextWith(start.frame.traceContext ?? context.active(), span);
     // The calls that had ended before a pause keep their records across it.
     const written = start.resume?.run.delegations;
     if (written !== undefined) this.records = new Map(written.map(({ toolCallId, ...record }) => [toolCallId, record as DelegationRecord]));
+  }
+
+  /** The run's span started (after its account opened: a refused run leaves no span). */
+  started(span: Span, sets: SpanAttributeSets | undefined): void {
+    this.span = span;
+    this.sets = sets;
+    this.runContext = contextWith(this.frame.traceContext ?? context.active(), span);
   }
 
   /** Where this run's delegation records go (DelegationRecords). */
@@ -145,15 +154,9 @@ export class RunState implements RunReporter {
   /** The run's logger, made on first use: most runs never log. */
   log(): Logger {
     if (!this.logger) {
-      const f = this.frame;
-      const bindings: LogBindings = { agent: this.core.name, run_id: f.runId, root_run_id: f.rootRunId, parent_run_id: f.parentRunId, tenant_id: this.tenantId, session_id: f.scope?.sessionId ?? null };
       const sc = this.span.spanContext();
       // Without an SDK the span is a placeholder with all-zero ids, which would only mislead.
-      if (trace.isSpanContextValid(sc)) {
-        bindings.trace_id = sc.traceId;
-        bindings.span_id = sc.spanId;
-      }
-      this.logger = this.core.logger.child(bindings);
+      this.logger = this.core.logger.child(logBindings(this.frame, this.core.name, trace.isSpanContextValid(sc) ? sc : undefined));
     }
     return this.logger;
   }

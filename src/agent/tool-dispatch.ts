@@ -4,7 +4,7 @@ import { isPromise } from '../core/promise.js';
 import { abortErrorFrom, failsTheRun } from '../core/errors.js';
 import type { RunEmitter } from '../core/run-event.js';
 import type { RunFrame } from '../core/run-frame.js';
-import type { Scope } from '../core/scope.js';
+import { FrameToolContext } from '../run/run-projections.js';
 import type { DelegationCallContext, DrivenStep, ResumableTool } from '../delegation/call-context.js';
 import type { SessionMemory } from '../session/session-memory.js';
 import type { DelegationRecords } from '../delegation/delegation-record.js';
@@ -29,33 +29,17 @@ import { drivenToolCall } from './tool-step.js';
  * slow path (about a microsecond a tool call, see docs/benchmarks.md), and the getter is what
  * keeps the run's logger from being made until a tool asks for it.
  */
-class CallContext implements DelegationCallContext {
+class CallContext extends FrameToolContext implements DelegationCallContext {
   constructor(
     private readonly run: RunState,
     readonly toolCallId: string,
     readonly span: Span,
     readonly traceContext: Context,
     readonly step: DrivenStep | undefined,
-  ) {}
+  ) {
+    super();
+  }
 
-  get runId(): string {
-    return this.run.frame.runId;
-  }
-  get rootRunId(): string {
-    return this.run.frame.rootRunId;
-  }
-  get parentRunId(): string | null {
-    return this.run.frame.parentRunId;
-  }
-  get agentDepth(): number {
-    return this.run.frame.depth;
-  }
-  get scope(): Scope | undefined {
-    return this.run.frame.scope;
-  }
-  get signal(): AbortSignal {
-    return this.run.signal;
-  }
   get frame(): RunFrame {
     return this.run.frame;
   }

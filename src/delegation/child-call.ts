@@ -5,7 +5,6 @@ import { RunFailure, type RunFigures, type Spent } from '../core/run-outcome.js'
 import { totalTokens, type Usage } from '../core/usage.js';
 import type { RunAccount } from '../accounting/accounting.js';
 import { childSignal, raceAbort, type OwnedSignal } from '../core/signals.js';
-import { ATTR } from '../observability/attributes.js';
 import { PausedCall } from '../snapshot/paused-call.js';
 import type { ChildStep, Recorded, RunDriver, StepKey } from '../snapshot/run-driver.js';
 import { childOutput } from './child-answer.js';
@@ -49,8 +48,7 @@ export class ChildCall {
     // id its driver derives from the step, so a replay names the same child.
     const step = call.ctx.step;
     this.childRunId = resume?.run.runId ?? (step === undefined ? newRunId() : step.driver.childRunId(this.stepKey()));
-    const span = call.ctx.span;
-    if (span?.isRecording()) span.setAttribute(ATTR.delegationChildRunId, this.childRunId);
+    call.minted(this.childRunId);
   }
 
   /** Takes a slot (queueing past the limit), starts the child, and answers the text the model reads or the paused call. */
@@ -284,7 +282,7 @@ export class ChildCall {
   private fromRecord(recorded: Recorded<ChildStep>): string | PausedCall {
     const { call } = this;
     const ctx = call.ctx;
-    if (recorded.replayed && ctx.span?.isRecording()) ctx.span.setAttribute(ATTR.replayed, true);
+    if (recorded.replayed) call.readBack();
     const take = (spent: Spent) => {
       if (!recorded.replayed) return this.absorb(ctx.account, spent);
       call.spent = { usage: spent.totalUsage, costUsd: spent.totalCostUsd };

@@ -1,27 +1,8 @@
-import type { Context } from '@opentelemetry/api';
 import type { Receipt } from '../core/run-outcome.js';
-import type { Scope } from '../core/scope.js';
 import type { Usage } from '../core/usage.js';
+import type { ChildRunOptions } from '../run/run-projections.js';
 
-/**
- * What the roster hands a child along with its task: the child's frame, spelled out for children
- * outside symfonic. A symfonic child does not need them (it takes its frame from the runtime) and
- * cannot be moved by them: a wrapper that drops or changes them changes nothing.
- */
-export interface ChildRunOptions {
-  scope?: Scope;
-  runId: string;
-  rootRunId: string;
-  parentRunId?: string;
-  agentDepth: number;
-  signal?: AbortSignal;
-  /** The trace context to start the child's span in: the delegating execute_tool span's. */
-  parentContext?: Context;
-  /** The tightest depth ceiling above the child; its own maxAgentDepth can only lower it. */
-  maxAgentDepth?: number;
-  /** Epoch milliseconds by which the child must be done (the tightest on the path), if any. */
-  deadline?: number;
-}
+export type { ChildRunOptions } from '../run/run-projections.js';
 
 /** What a child answers. A SymfonicAgent's AgentResponse is one; an adapter may give less. */
 export interface ChildResponse {

@@ -1,10 +1,10 @@
-import { SpanStatusCode } from '@opentelemetry/api';
 import { shownName } from '../core/defaults.js';
 import { modelVisibleText } from '../core/redact.js';
-import { ATTR, type DelegationOutcome } from '../observability/attributes.js';
+import type { DelegationOutcome } from '../observability/attributes.js';
 import { emptyUsage, type Usage } from '../core/usage.js';
 import type { DelegationCallContext } from './call-context.js';
 import type { DelegationRecord } from './delegation-record.js';
+import { writeDelegationSpan, type DelegationSpanData } from './delegation-span.js';
 
 /** A run_agent call that did not delegate, or whose child did not answer: what the model reads instead. */
 export class Refusal {
@@ -21,14 +21,20 @@ export class Refusal {
 }
 
 /**
- * One run_agent call's outcome, recorded once: on its span, in the delegation counter and in
- * the log. Once, because an abort and the child's own end can both try to finish the call, and
- * the outcome the span carries must be the one that happened first.
+ * One run_agent call's outcome, recorded once: on its span (delegation-span.ts), in the
+ * delegation counter and in the log. Once, because an abort and the child's own end can both
+ * try to finish the call, and the outcome the span carries must be the one that happened first.
  */
-export class DelegationCall {
+export class DelegationCall implements DelegationSpanData {
   private finished = false;
-  /** Set once the child's run id is minted; a call refused before that names no run. */
+  /** Set once the child starts under its run id; a call refused before that names no run. */
   childRunId: string | null = null;
+  /** The child's run id as soon as it is minted (a call may still be let go before the child starts). */
+  mintedRunId: string | null = null;
+  /** Read back from a durable tree's record, not awaited. */
+  replayed = false;
+  outcome: DelegationOutcome | undefined = undefined;
+  refusal: Refusal | undefined = undefined;
 
   /** The child's name as the model gave it, capped (see shownName): it goes into the span, the events and messages. */
   readonly name: string;
@@ -43,6 +49,18 @@ export class DelegationCall {
     name: string,
   ) {
     this.name = shownName(name);
+  }
+
+  /** The child's run id is minted: its span names it from now on. */
+  minted(runId: string): void {
+    this.mintedRunId = runId;
+    writeDelegationSpan(this.ctx.span, this);
+  }
+
+  /** The child's result was read back from its record (a durable tree going on). */
+  readBack(): void {
+    this.replayed = true;
+    writeDelegationSpan(this.ctx.span, this);
   }
 
   /** The child's tree suspended: the call waits with it (an outcome of its own, not an error). */
@@ -60,15 +78,9 @@ export class DelegationCall {
   private record(outcome: DelegationOutcome, result: Refusal | undefined): void {
     if (this.finished) return;
     this.finished = true;
-    const span = this.ctx.span;
-    if (span?.isRecording()) {
-      if (this.name !== '') span.setAttribute(ATTR.delegationChild, this.name);
-      span.setAttribute(ATTR.delegationOutcome, outcome);
-      if (result !== undefined) {
-        span.setAttribute(ATTR.errorType, result.errorType);
-        span.setStatus({ code: SpanStatusCode.ERROR, message: result.message });
-      }
-    }
+    this.outcome = outcome;
+    this.refusal = result;
+    writeDelegationSpan(this.ctx.span, this);
     // A name the roster does not hold came from the model, and could be anything: as a metric
     // label it would make a new series per hallucination. The span keeps the real name.
     const label = outcome === 'unknown_child' ? '(unknown)' : this.name === '' ? '(invalid)' : this.name;

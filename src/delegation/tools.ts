@@ -3,7 +3,7 @@ import { NEVER_ABORTS } from '../core/signals.js';
 import { DEFAULTS, shownName } from '../core/defaults.js';
 import { checked, readOptions } from '../core/options.js';
 import { UnknownChildError } from '../core/errors.js';
-import { frameFrom, type RunFrame } from '../core/run-frame.js';
+import { frameOfToolContext } from '../run/run-projections.js';
 import type { PausedCall } from '../snapshot/paused-call.js';
 import { defineTool, type Tool } from '../tool/define-tool.js';
 import type { DelegationCallContext, ResumableTool } from './call-context.js';
@@ -146,7 +146,7 @@ export class DelegationTools {
    */
   async delegate(name: string, task: string, ctx: DelegationCallContext, resume?: Resumption): Promise<string | PausedCall> {
     const call = new DelegationCall(ctx, name);
-    const frame = ctx.frame ?? frameOf(ctx);
+    const frame = ctx.frame ?? frameOfToolContext(ctx);
     const ceiling = this.depth.ceilingFor(frame.maxDepth);
     const refused = this.refusalBefore(name, task, frame.depth, ceiling);
     if (refused) return call.finish(refused);
@@ -169,9 +169,4 @@ export class DelegationTools {
     return undefined;
   }
 
-}
-
-/** The frame of a run that called run_agent without one (tools composed by hand, outside the loop). */
-function frameOf(ctx: DelegationCallContext): RunFrame {
-  return frameFrom({ runId: ctx.runId, rootRunId: ctx.rootRunId, parentRunId: ctx.parentRunId, depth: ctx.agentDepth, scope: ctx.scope, signal: ctx.signal, traceContext: ctx.traceContext });
 }

@@ -1,9 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { context as otelContext } from '@opentelemetry/api';
 import { RunFailure, type Spent } from '../core/run-outcome.js';
-import type { RunFrame } from '../core/run-frame.js';
-import { NEVER_ABORTS } from '../core/signals.js';
-import type { ChildAgent, ChildRunOptions } from './child.js';
+import { childRunOptions } from '../run/run-projections.js';
+import type { ChildAgent } from './child.js';
 import { foreignOutcome, foreignSpent } from './child-answer.js';
 import { FOREIGN_CHILD, type Child } from './child-door.js';
 import type { ChildOutcome, Placement } from './framed-child.js';
@@ -58,19 +57,6 @@ const waiting = new AsyncLocalStorage<WrappedCall>();
 /** The wrapped call this async context descends from, if any (taken or not). */
 export function wrappedCall(): WrappedCall | undefined {
   return waiting.getStore();
-}
-
-/** What a child outside symfonic is told in plain fields: its frame, spelled out. */
-export function childRunOptions(frame: RunFrame): ChildRunOptions {
-  // Optional fields are assigned, not spread in: V8 copies `...(cond ? {…} : {})` on a slow path.
-  const o: ChildRunOptions = { runId: frame.runId, rootRunId: frame.rootRunId, agentDepth: frame.depth };
-  if (frame.signal !== NEVER_ABORTS) o.signal = frame.signal;
-  if (frame.parentRunId !== null) o.parentRunId = frame.parentRunId;
-  if (frame.scope !== undefined) o.scope = frame.scope;
-  if (frame.traceContext !== undefined) o.parentContext = frame.traceContext;
-  if (frame.maxDepth !== undefined) o.maxAgentDepth = frame.maxDepth;
-  if (frame.deadline !== undefined) o.deadline = frame.deadline;
-  return o;
 }
 
 /** A child registered under `name` that is not symfonic's own, as a Child: started through this adapter, declaring nothing. */

@@ -4,10 +4,9 @@
  * input suspends the child (its task kept by the server, where the decisions go at resume).
  */
 import { SnapshotError } from '../core/errors.js';
-import { frameFrom, type RunFrame } from '../core/run-frame.js';
+import type { RunFrame } from '../core/run-frame.js';
 import { RunFailure } from '../core/run-outcome.js';
 import { foreignSpent } from '../delegation/child-answer.js';
-import type { ChildRunOptions } from '../delegation/child.js';
 import type { ChildOutcome, Placement } from '../delegation/framed-child.js';
 import type { SuspendedRun } from '../snapshot/run-snapshot.js';
 import { RemotePaused, type RemoteResume } from './remote-pause.js';
@@ -49,19 +48,4 @@ export async function runInPlacement(child: RemoteCaller, task: string, placemen
     return { runId, finalResponse: '', totalUsage: r.spend.totalUsage, totalCostUsd: r.spend.totalCostUsd, accounting: r.spend.receipt, status: 'suspended', interruptions: r.interruptions, suspension: suspendedRemote(runId, r) };
   }
   return { runId, finalResponse: r.finalResponse, totalUsage: r.totalUsage, totalCostUsd: r.totalCostUsd, accounting: r.accounting };
-}
-
-/** The frame a call composed by hand spells out in its options. */
-export function frameOfOptions(options: ChildRunOptions): RunFrame {
-  return frameFrom({
-    runId: options.runId,
-    rootRunId: options.rootRunId,
-    parentRunId: options.parentRunId ?? null,
-    depth: options.agentDepth,
-    maxDepth: options.maxAgentDepth,
-    scope: options.scope,
-    signal: options.signal,
-    traceContext: options.parentContext,
-    deadline: options.deadline,
-  });
 }

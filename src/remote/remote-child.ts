@@ -6,7 +6,8 @@ import type { ChildReserve } from '../accounting/accounting.js';
 import type { ChildAgent, ChildRunOptions } from '../delegation/child.js';
 import { declareChild, FOREIGN_CHILD } from '../delegation/child-door.js';
 import { SubAgent } from '../delegation/sub-agent.js';
-import { frameOfOptions, runInPlacement } from './child-door.js';
+import { runInPlacement } from './child-door.js';
+import { frameOfChildOptions } from '../run/run-projections.js';
 import { RemoteHttp } from './http-client.js';
 import { callRemote, type CallSettings } from './remote-call.js';
 import { REMOTE_EVENT_LIMITS } from './remote-events.js';
@@ -160,7 +161,7 @@ export class RemoteChildAgent implements ChildAgent {
     let answer: RemoteChildResponse | RemotePaused;
     try {
       // Composed by hand, no snapshot will hold the pause: the remote task is cancelled instead.
-      answer = await this.call(task, { ...frameOfOptions(options), resumable: false });
+      answer = await this.call(task, { ...frameOfChildOptions(options), resumable: false });
     } catch (error) {
       throw error instanceof RunFailure ? error.error : error;
     }

@@ -103,7 +103,7 @@ export class RedisBudgetStore implements BudgetStore {
       },
       onConnect: (client: RedisClient) => this.identity.connected(client),
     };
-    this.identity = new DataIdentity((operation, run) => this.connection.command(operation, run), this.keyPrefix, name, this.log, () => this.counters.dataLost(), o.allowKeyEviction === true);
+    this.identity = new DataIdentity((operation, run) => this.connection.command(operation, run), { keyPrefix: this.keyPrefix, name, log: this.log, onLoss: () => this.counters.dataLost(), allowKeyEviction: o.allowKeyEviction === true });
     this.connection = new RedisConnection(settings, typeof o.redis === 'string' ? o.redis : undefined, given, timesOut);
     this.renewal = new LeaseRenewal((t, ids) => this.renew(t, ids), Math.max(20, Math.floor(this.leaseMs / 3)), this.log, (t, ids) => this.counters.lapsed(t, ids.length));
   }

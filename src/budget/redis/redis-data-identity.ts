@@ -15,6 +15,17 @@ export interface DataLoss {
   readonly at: number;
 }
 
+/** Where a store's data id lives and what it does on a loss. */
+export interface DataIdentitySettings {
+  readonly keyPrefix: string;
+  /** The store's name, in its log lines and the loss marker. */
+  readonly name: string;
+  readonly log: Logger;
+  readonly onLoss: (loss: DataLoss) => void;
+  /** The store's allowKeyEviction: a policy that may evict keys is logged, not refused. */
+  readonly allowKeyEviction: boolean;
+}
+
 /** How often a store re-reads the data id (and the loss marker) while it serves calls. */
 const CHECK_EVERY_MS = 1000;
 
@@ -42,16 +53,23 @@ export class DataIdentity {
   /** Set while the loss marker is there (as last read). */
   loss: DataLoss | undefined;
 
+  private readonly keyPrefix: string;
+  private readonly name: string;
+  private readonly log: Logger;
+  private readonly onLoss: (loss: DataLoss) => void;
+  private readonly allowEviction: boolean;
+
   constructor(
     /** Runs commands on the store's connection, bounded and in our words. */
     private readonly command: <T>(operation: string, run: (client: RedisClient) => Promise<T>) => Promise<T>,
-    private readonly keyPrefix: string,
-    private readonly name: string,
-    private readonly log: Logger,
-    private readonly onLoss: (loss: DataLoss) => void,
-    /** allowKeyEviction: a policy that may evict keys is logged, not refused. */
-    private readonly allowEviction: boolean,
-  ) {}
+    settings: DataIdentitySettings,
+  ) {
+    this.keyPrefix = settings.keyPrefix;
+    this.name = settings.name;
+    this.log = settings.log;
+    this.onLoss = settings.onLoss;
+    this.allowEviction = settings.allowKeyEviction;
+  }
 
   get id(): string | undefined {
     return this.known;
