@@ -13,7 +13,7 @@ import { ClientFactory } from '@a2a-js/sdk/client';
 import { testRedis, uniquePrefix } from '../redis/redis-server.js';
 import { forkWorker, type Worker } from '../redis/workers.js';
 import { pythons, runPython } from './python-venvs.js';
-import { roundRobinProxy, type ProxiedCall, type RoundRobinProxy } from './round-robin-proxy.js';
+import { roundRobinProxy, type ProxiedCall, type RoundRobinProxy } from './round-robin-proxy.mjs';
 
 const WORKER = fileURLToPath(new URL('./fleet-treasurer-worker.mjs', import.meta.url));
 
