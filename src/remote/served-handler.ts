@@ -86,19 +86,18 @@ export class ServedTasks {
     const text = taskTextOf(message.parts);
     if (text.trim() === '') throw new A2AProblem(RPC_CODE.contentTypeNotSupported, 'the message carries no text or data part to read the task from');
     if (req.runOptions === undefined) throw new A2AProblem(RPC_CODE.internalError, 'the request carries no run placement');
-    await this.admit(req.principal.principal);
     const id = randomUUID();
     const contextId = typeof message.contextId === 'string' && message.contextId !== '' ? message.contextId : randomUUID();
     const options = this.inConversation(req.runOptions, req.principal.principal, contextId);
     const task = new ServedTask(id, contextId, req.principal.principal, { ...message, taskId: id, contextId }, this.snapshotKey, this.agent.name, options);
-    await this.store.add(task);
+    await this.admit(task);
     return { task, text, options };
   }
 
-  /** The principal may start a task: its store's bounds refuse one at its paused bound, naming it. */
-  private async admit(owner: string): Promise<void> {
+  /** Keeps the new task: its store's bounds refuse one at its principal's paused bound, naming it. */
+  private async admit(task: ServedTask): Promise<void> {
     try {
-      await this.store.admit(owner);
+      await this.store.add(task);
     } catch (error) {
       if (error instanceof TaskQuotaExceeded) throw new A2AProblem(RPC_CODE.unsupportedOperation, error.message);
       throw error;

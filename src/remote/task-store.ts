@@ -20,9 +20,11 @@ export class TaskQuotaExceeded extends Error {
  * one more implementation, not another shape.
  */
 export interface TaskStore {
-  /** Resolves when `owner` may start a new task; rejects with TaskQuotaExceeded, naming the bound, when it may not. */
-  admit(owner: string): Promise<void>;
-  /** A new task about to run: kept in flight, then filed by the store as it pauses or ends. */
+  /**
+   * A new task about to run: kept in flight, then filed by the store as it pauses or ends. Rejects
+   * with TaskQuotaExceeded, naming the bound, when its principal may not start one now (at its
+   * paused bound); then nothing is kept. One call, so a shared store checks and adds in one step.
+   */
   add(task: ServedTask): Promise<void>;
   /** A paused task whose next stretch is about to run: in flight again, no longer paused. */
   resumed(task: ServedTask): Promise<void>;
