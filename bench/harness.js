@@ -186,7 +186,7 @@ export function printTable(results) {
     r.case + (r.roots !== undefined ? ` (${r.roots} roots)` : ''),
     fmt(r.median_us),
     fmt(r.p90_us),
-    r.cpu_noise ? 'noise' : fmt(/** @type {number} */ (r.cpu_median_us)),
+    r.cpu_noise ? 'noise' : r.cpu_median_us === undefined ? '-' : fmt(/** @type {number} */ (r.cpu_median_us)),
     String(r.rounds),
     String(r.n),
     String(r.note ?? ''),

@@ -2,14 +2,17 @@
 // The served fleet's cases: GetTask, and a served leaf's SendMessage, through a RedisTaskStore
 // against the in-memory store, measured in the same rounds (each round times one then the other),
 // over loopback HTTP with keep-alive. The goal: the served hop at most 1.5× in-memory.
+// Also task_store_events (task-store-events.js): events of a run on one replica as a subscriber
+// on another reads them, against its own caller's stream (goal: within 5 ms at p99).
 // Run alone: node bench/task-store.js --redis redis://127.0.0.1:6379/0 [--quick]; or from
-// bench/run.js with --redis and --only=task_store_get,task_store_send.
+// bench/run.js with --redis and --only=task_store_get,task_store_send,task_store_events.
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { SymfonicAgent } from '../dist/index.js';
 import { InMemoryTaskStore, RedisTaskStore, serveAgent } from '../dist/remote/index.js';
 import { scriptedModel } from '../dist/testing/index.js';
 import { emit, printTable, result, round2, timeSequential } from './harness.js';
+import { crossReplicaEvents } from './task-store-events.js';
 
 const HEADERS = { authorization: 'Bearer bench', 'content-type': 'application/json', 'a2a-extensions': '' };
 const authenticate = (/** @type {{ headers: Record<string, unknown> }} */ req) => (req.headers.authorization === 'Bearer bench' ? { principal: 'bench', tenants: ['bench'] } : null);
@@ -60,6 +63,7 @@ export async function taskStoreCases(url, o) {
   await memory.close();
   await shared.close();
   await redis.close();
+  if (o.wanted('task_store_events')) await crossReplicaEvents(url, o);
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

@@ -86,7 +86,7 @@ export { ATTR as SPAN_ATTRIBUTES, METRIC as METRIC_NAMES, type DelegationOutcome
 export type { Logger } from './observability/logger.js';
 
 // Remote children (Agent2Agent)
-export { serveAgent, remoteChild, USAGE_LINEAGE_EXTENSION, InMemoryTaskStore, RedisTaskStore, type RedisTaskStoreOptions, type TaskStore, type TaskLimitOptions, type ServedAgent, type ServeAgentOptions, type Principal, type Authenticate, type IncomingRequest, type RemoteChildOptions } from './remote/index.js';
+export { serveAgent, remoteChild, USAGE_LINEAGE_EXTENSION, InMemoryTaskStore, RedisTaskStore, type RedisTaskStoreOptions, type TaskStore, type TaskRecord, type LiveTask, type TaskPage, type TaskQuery, pageTasks, type TaskLimitOptions, type ServedAgent, type ServeAgentOptions, type Principal, type Authenticate, type IncomingRequest, type RemoteChildOptions } from './remote/index.js';
 
 // Core
 export type { Scope } from './core/scope.js';

@@ -43,12 +43,9 @@ export class InMemoryTaskStore implements TaskStore {
     return tasks;
   }
 
-  async admit(owner: string): Promise<void> {
-    const why = this.swept(owner)?.refusal();
-    if (why !== undefined) throw new TaskQuotaExceeded(why);
-  }
-
   async add(t: ServedTask): Promise<void> {
+    const why = this.swept(t.owner)?.refusal();
+    if (why !== undefined) throw new TaskQuotaExceeded(why);
     this.inFlight.set(t.id, t);
     this.principal(t.owner).inFlight.set(t.id, t);
     t.onEnd(() => this.file(t));

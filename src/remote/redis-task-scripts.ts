@@ -91,23 +91,25 @@ function script(name: string, body: string): BudgetScript {
   return { name, lua, sha: createHash('sha1').update(lua).digest('hex') } as BudgetScript;
 }
 
-/** Returns {paused count, paused bytes} after the sweep. */
-export const ADMIT = script('tasks.admit', `
-sweep()
-return { redis.call('ZCARD', base .. 'paused'), num(redis.call('GET', base .. 'pb')) }
-`);
-
-/** ARGV[7]: id; then field, value pairs. A new task in flight under a lease; returns its creation number. */
+/**
+ * ARGV[7], ARGV[8]: maxPaused, maxPausedBytes; ARGV[9]: id; then field, value pairs. After the
+ * sweep, a principal at its paused bound (the comparison of principal-tasks.ts pausedRefusal) is
+ * refused and nothing is added; else the task is in flight under a lease. Returns {1 added or 0
+ * refused, paused count, paused bytes}: one step, so no other replica's task slips in between.
+ */
 export const ADD = script('tasks.add', `
-local id = ARGV[7]
+sweep()
+local paused, pb = redis.call('ZCARD', base .. 'paused'), num(redis.call('GET', base .. 'pb'))
+if paused >= tonumber(ARGV[7]) or pb >= tonumber(ARGV[8]) then return { 0, paused, pb } end
+local id = ARGV[9]
 local seq = redis.call('INCR', base .. 'seq')
 redis.call('DEL', tk(id))
-redis.call('HSET', tk(id), 'seq', seq, unpack(ARGV, 8))
+redis.call('HSET', tk(id), 'seq', seq, unpack(ARGV, 10))
 redis.call('PEXPIRE', tk(id), keep)
 redis.call('ZADD', base .. 'running', now + lease, id)
 summarize(id)
 keepAll()
-return seq
+return { 1, paused, pb }
 `);
 
 /** ARGV[7]: id; then field, value pairs. A paused task runs again: 0 when it no longer waits (resumed elsewhere, ended, expired). */

@@ -5,7 +5,7 @@ import { ElsewhereTask } from './elsewhere-task.js';
 import { RedisTaskChannels } from './redis-task-channels.js';
 import { pausedRefusal } from './principal-tasks.js';
 import { readRedisTaskOptions, type RedisTaskSettings, type RedisTaskStoreOptions } from './redis-task-options.js';
-import { ADD, ADMIT, FETCH, FILE, GET, LIST, RENEW, RESUME } from './redis-task-scripts.js';
+import { ADD, FETCH, FILE, GET, LIST, RENEW, RESUME } from './redis-task-scripts.js';
 import { A2AProblem, RPC_CODE } from './rpc-envelope.js';
 import { serverSnapshotKey } from './served-pause.js';
 import type { ServedTask } from './served-task.js';
@@ -69,18 +69,16 @@ export class RedisTaskStore implements TaskStore {
     return (await this.connection.eval(script, [this.base(owner)], [...this.common, ...args])).reply;
   }
 
-  async admit(owner: string): Promise<void> {
-    const [paused, bytes] = (await this.run(ADMIT, owner, [])) as [number, number];
-    const why = pausedRefusal(owner, paused, bytes, this.settings.limits);
-    if (why !== undefined) throw new TaskQuotaExceeded(why);
-  }
-
+  /** Admission and filing in one script: a principal at its paused bound is refused (naming the bound) and nothing is kept. */
   async add(t: ServedTask): Promise<void> {
-    this.hold(t, 'running');
     const fields = taskFields(t);
     // A kept task starts at once (a stream's as its stream starts): another replica reads it working.
     if (t.state === TASK_STATE.SUBMITTED) fields.state = String(TASK_STATE.WORKING);
-    await Promise.all([this.run(ADD, t.owner, [t.id, ...flat(fields)]), this.channels.listen()]);
+    const { maxPausedPerPrincipal, maxPausedBytesPerPrincipal } = this.settings.limits;
+    const bounds = [String(maxPausedPerPrincipal), String(maxPausedBytesPerPrincipal)];
+    const [[added, paused, bytes]] = (await Promise.all([this.run(ADD, t.owner, [...bounds, t.id, ...flat(fields)]), this.channels.listen()])) as [[number, number, number], void];
+    if (added !== 1) throw new TaskQuotaExceeded(pausedRefusal(t.owner, paused, bytes, this.settings.limits) ?? `principal "${t.owner}" is at its paused bound`);
+    this.hold(t, 'running');
   }
 
   async resumed(t: ServedTask): Promise<void> {

@@ -64,7 +64,7 @@ const schema = z
   })
   .strict();
 
-const STORE_METHODS = ['admit', 'add', 'resumed', 'get', 'list', 'running'] as const;
+const STORE_METHODS = ['add', 'resumed', 'get', 'list', 'running'] as const;
 
 function isTaskStore(v: unknown): boolean {
   return typeof v === 'object' && v !== null && STORE_METHODS.every((m) => typeof (v as Record<string, unknown>)[m] === 'function');

@@ -5,7 +5,9 @@ import type { SymfonicAgent } from '../agent/symfonic-agent.js';
 import { readUsageLineage } from './extension.js';
 import type { Principal } from './principal.js';
 import { A2AProblem, RPC_CODE } from './rpc-envelope.js';
+import { ElsewhereTask } from './elsewhere-task.js';
 import { ServedTask } from './served-task.js';
+import { taskOfRecord } from './task-record.js';
 import { BadPageToken, TaskQuotaExceeded, type TaskStore } from './task-store.js';
 import { taskStream, type TaskStream } from './task-stream.js';
 import { taskJson, type Json, type TaskView } from './task-view.js';
@@ -64,6 +66,8 @@ interface Created {
 export class ServedTasks {
   /** Signs the snapshots of paused tasks: the store's when it is shared by a fleet, else the server's own, since they never leave it. */
   private readonly snapshotKey: string;
+  /** Paused tasks rebuilt here from a store's records (not the objects it was given): the store hears of them only through `resumed`. */
+  private readonly rebuilt = new WeakSet<ServedTask>();
 
   constructor(
     private readonly agent: SymfonicAgent,
@@ -86,19 +90,18 @@ export class ServedTasks {
     const text = taskTextOf(message.parts);
     if (text.trim() === '') throw new A2AProblem(RPC_CODE.contentTypeNotSupported, 'the message carries no text or data part to read the task from');
     if (req.runOptions === undefined) throw new A2AProblem(RPC_CODE.internalError, 'the request carries no run placement');
-    await this.admit(req.principal.principal);
     const id = randomUUID();
     const contextId = typeof message.contextId === 'string' && message.contextId !== '' ? message.contextId : randomUUID();
     const options = this.inConversation(req.runOptions, req.principal.principal, contextId);
     const task = new ServedTask(id, contextId, req.principal.principal, { ...message, taskId: id, contextId }, this.snapshotKey, this.agent.name, options);
-    await this.store.add(task);
+    await this.admit(task);
     return { task, text, options };
   }
 
-  /** The principal may start a task: its store's bounds refuse one at its paused bound, naming it. */
-  private async admit(owner: string): Promise<void> {
+  /** Keeps the new task: its store's bounds refuse one at its principal's paused bound, naming it. */
+  private async admit(task: ServedTask): Promise<void> {
     try {
-      await this.store.admit(owner);
+      await this.store.add(task);
     } catch (error) {
       if (error instanceof TaskQuotaExceeded) throw new A2AProblem(RPC_CODE.unsupportedOperation, error.message);
       throw error;
@@ -130,7 +133,7 @@ export class ServedTasks {
    * with what is wrong, and nothing runs.
    */
   private async followUp(taskId: string, params: SendParams, req: ServedRequest): Promise<Created> {
-    const task = await this.store.get(taskId, req.principal.principal);
+    const task = await this.stored(taskId, req.principal.principal);
     if (task === undefined) throw new A2AProblem(RPC_CODE.taskNotFound, `task ${taskId} not found among yours; send the message without taskId to start one`);
     const message = params.message;
     if (task.expired !== undefined) throw new A2AProblem(RPC_CODE.unsupportedOperation, `${task.expired}: its decisions can no longer be taken; send a new message without taskId to start again`);
@@ -162,8 +165,25 @@ export class ServedTasks {
     return { task, text: '', options, resume };
   }
 
+  /**
+   * The task the store keeps under `id` for `owner`: the live object when the store hands it
+   * back, else rebuilt from its record; one still working is watched through the store.
+   */
+  private async stored(id: string, owner: string): Promise<ServedTask | undefined> {
+    const r = await this.store.get(id, owner);
+    if (r === undefined || r instanceof ServedTask) return r;
+    if (r.state !== TASK_STATE.WORKING && r.state !== TASK_STATE.SUBMITTED) {
+      const t = taskOfRecord(r, this.snapshotKey);
+      if (t.state === TASK_STATE.INPUT_REQUIRED) this.rebuilt.add(t);
+      return t;
+    }
+    const t = taskOfRecord(r, this.snapshotKey, ElsewhereTask) as ElsewhereTask;
+    t.reread = () => this.stored(id, owner);
+    return t;
+  }
+
   private async find(id: string, req: ServedRequest): Promise<ServedTask> {
-    const task = await this.store.get(id, req.principal.principal);
+    const task = await this.stored(id, req.principal.principal);
     if (task === undefined) throw new A2AProblem(RPC_CODE.taskNotFound, `task ${id} not found among yours`);
     return task;
   }
@@ -210,6 +230,8 @@ export class ServedTasks {
   /** Aborts the served tree and answers once it has ended: its spans closed, its reservations released, its spend in the task. */
   async cancel(id: string, req: ServedRequest): Promise<Json> {
     const task = await this.find(id, req);
+    // A paused task rebuilt from a record is taken up as a resumed one is: its store files its end.
+    if (this.rebuilt.has(task)) await this.store.resumed(task);
     if (!task.cancel()) throw new A2AProblem(RPC_CODE.taskNotCancelable, `task ${id} has already ended`);
     await task.ended;
     return taskJson(task, { artifacts: true, extension: req.extension });
@@ -231,6 +253,6 @@ export class ServedTasks {
       throw error;
     }
     const view: TaskView = { historyLength: params.historyLength as number | undefined, artifacts: params.includeArtifacts === true, extension: req.extension };
-    return { tasks: page.tasks.map((t) => taskJson(t, view)), nextPageToken: page.nextPageToken, pageSize: page.tasks.length, totalSize: page.totalSize };
+    return { tasks: page.tasks.map((t) => taskJson(taskOfRecord(t, this.snapshotKey), view)), nextPageToken: page.nextPageToken, pageSize: page.tasks.length, totalSize: page.totalSize };
   }
 }

@@ -26,7 +26,8 @@ export class ServedPause {
   readonly bytes: number;
 
   constructor(
-    private readonly snapshot: RunSnapshot,
+    /** The tree as it suspended, sealed with the key. */
+    readonly snapshot: RunSnapshot,
     readonly interruptions: readonly Interruption[],
     private readonly key: string,
   ) {

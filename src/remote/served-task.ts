@@ -6,6 +6,7 @@ import { failureOf, type RemoteFailure } from './outcome.js';
 import { ServedPause } from './served-pause.js';
 import type { ServedOptions } from './served-run.js';
 import { ServedEvents, type WireEvent } from './served-events.js';
+import type { LiveTask } from './task-record.js';
 import type { Json } from './task-view.js';
 import { spentReport, usageReport, type UsageReport } from './usage-report.js';
 import { TASK_STATE, TERMINAL_STATES, type TaskStateNumber } from './wire.js';
@@ -27,12 +28,13 @@ let created = 0;
  * in the task store. A run that suspends pauses the task (INPUT_REQUIRED) with its tree kept as
  * a snapshot; a message bringing the decisions starts the next stretch of the same run.
  */
-export class ServedTask {
+/** The placement a resumed stretch goes on from: less the trace context and deadline, which each request brings anew. */
+export type KeptPlacement = Omit<ServedOptions, 'parentContext' | 'deadline'>;
+
+export class ServedTask implements LiveTask {
   state: TaskStateNumber = TASK_STATE.SUBMITTED;
   /** Epoch ms of the last state change: the status timestamp, and the order ListTasks pages in. */
   updatedMs = Date.now();
-  /** Creation order, the tie-break between tasks updated in the same millisecond. */
-  readonly seq = ++created;
   answer: string | undefined;
   failure: RemoteFailure | undefined;
   /** What the served tree spent: from its answer, or from the error it failed with (across its stretches: a resumed run's figures go on from its snapshot). */
@@ -52,6 +54,8 @@ export class ServedTask {
   private pending: WireEvent[] | undefined;
   private cancelRequested = false;
   private markEnded!: () => void;
+  /** Where the first message placed the run (its ids, depth, tenant): a resumed stretch goes on there. */
+  readonly placement: KeptPlacement;
 
   constructor(
     readonly id: string,
@@ -65,8 +69,12 @@ export class ServedTask {
     /** The served agent's name: whose tree a paused task keeps. */
     readonly agentName: string,
     /** Where the first message placed the run (its ids, depth, tenant): a resumed stretch goes on there. */
-    readonly placement: ServedOptions,
+    placement: ServedOptions,
+    /** Creation order, the tie-break between tasks updated in the same millisecond. */
+    readonly seq: number = ++created,
   ) {
+    const { parentContext: _context, deadline: _deadline, ...kept } = placement;
+    this.placement = kept;
     this.history = [userMessage];
     this.ended = this.stretch();
   }

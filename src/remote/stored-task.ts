@@ -1,9 +1,6 @@
-import type { Interruption } from '../core/interruption.js';
-import type { RunSnapshot } from '../snapshot/run-snapshot.js';
 import { bytesOf } from './principal-tasks.js';
-import { ServedPause } from './served-pause.js';
-import type { ServedOptions } from './served-run.js';
-import { ServedTask } from './served-task.js';
+import { ServedTask, type KeptPlacement } from './served-task.js';
+import { taskOfRecord, type TaskRecord } from './task-record.js';
 import type { Json } from './task-view.js';
 import type { TaskStateNumber } from './wire.js';
 
@@ -15,14 +12,7 @@ interface Core {
   contextId: string;
   owner: string;
   agentName: string;
-  /** Where the first message placed the run, less what each request brings anew (its trace context, its deadline). */
-  placement: ServedOptions;
-}
-
-/** The placement a resumed stretch goes on from: what JSON keeps of it (the trace context and deadline come with the resuming request). */
-function keptPlacement(p: ServedOptions): ServedOptions {
-  const { parentContext: _context, deadline: _deadline, ...kept } = p;
-  return kept;
+  placement: KeptPlacement;
 }
 
 /** The fields that change as a task goes: its state, answer, failure, spend, pause, messages. */
@@ -43,7 +33,7 @@ export function changingFields(t: ServedTask): StoredFields {
 
 /** Every field of a new task. */
 export function taskFields(t: ServedTask): StoredFields {
-  const core: Core = { id: t.id, contextId: t.contextId, owner: t.owner, agentName: t.agentName, placement: keptPlacement(t.placement) };
+  const core: Core = { id: t.id, contextId: t.contextId, owner: t.owner, agentName: t.agentName, placement: t.placement };
   const fields = { core: JSON.stringify(core), ctx: t.contextId, ...changingFields(t) };
   // Empty means "none" to the scripts that change fields; a new task's hash simply has none.
   return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== ''));
@@ -62,17 +52,19 @@ export function fieldsOf(flat: readonly string[]): StoredFields {
  */
 export function restoredTask(f: StoredFields, snapshotKey: string, make: typeof ServedTask = ServedTask): ServedTask {
   const core = JSON.parse(f.core!) as Core;
-  const history = JSON.parse(f.history!) as Json[];
-  const t = new make(core.id, core.contextId, core.owner, history[0]!, snapshotKey, core.agentName, core.placement);
-  t.history.push(...history.slice(1));
-  t.state = Number(f.state) as TaskStateNumber;
-  t.updatedMs = Number(f.ms);
-  if (f.answer) t.answer = f.answer;
-  if (f.failure) t.failure = JSON.parse(f.failure);
-  if (f.report) t.report = JSON.parse(f.report);
-  if (f.expired) t.expired = f.expired;
-  if (f.pause) t.pause = ServedPause.restored(JSON.parse(f.pause) as { snapshot: RunSnapshot; interruptions: Interruption[] }, snapshotKey);
-  return t;
+  const record: TaskRecord = {
+    ...core,
+    history: JSON.parse(f.history!) as Json[],
+    state: Number(f.state),
+    updatedMs: Number(f.ms),
+    seq: Number(f.seq ?? 0),
+    answer: f.answer || undefined,
+    failure: f.failure ? JSON.parse(f.failure) : undefined,
+    report: f.report ? JSON.parse(f.report) : undefined,
+    expired: f.expired || undefined,
+    pause: f.pause ? (JSON.parse(f.pause) as TaskRecord['pause']) : undefined,
+  };
+  return taskOfRecord(record, snapshotKey, make);
 }
 
 /** A task summary as ListTasks pages it: "ms|seq|state|contextId". */

@@ -1,4 +1,4 @@
-import type { ServedTask } from './served-task.js';
+import type { TaskRecord } from './task-record.js';
 
 /** What ListTasks asks for, checked (rpc-params.ts) and decoded. */
 export interface TaskQuery {
@@ -11,7 +11,7 @@ export interface TaskQuery {
   pageToken?: string | undefined;
 }
 
-export interface TaskPage<T = ServedTask> {
+export interface TaskPage<T = TaskRecord> {
   tasks: T[];
   nextPageToken: string;
   totalSize: number;
@@ -21,7 +21,7 @@ export interface TaskPage<T = ServedTask> {
 export class BadPageToken extends Error {}
 
 /** What a page is ordered and filtered by: a task, or a shared store's summary of one. */
-export type Pageable = Pick<ServedTask, 'updatedMs' | 'seq' | 'contextId' | 'state'>;
+export type Pageable = Pick<TaskRecord, 'updatedMs' | 'seq' | 'contextId' | 'state'>;
 
 /** The cursor after `t`: its place in the order (status time, then creation), opaque to clients. */
 function tokenAfter(t: Pageable): string {
@@ -45,7 +45,7 @@ function matches(t: Pageable, q: TaskQuery): boolean {
 /**
  * One page of ListTasks from one principal's tasks, newest status change first, behind a cursor
  * that names a position (status time, creation number), so a token stays valid when older tasks
- * are dropped.
+ * are dropped. Public as `pageTasks`: a TaskStore of one's own answers `list` with it.
  */
 export function pageOf<T extends Pageable>(tasks: Iterable<T>, q: TaskQuery): TaskPage<T> {
   const cursor = q.pageToken ? readToken(q.pageToken) : undefined;

@@ -4,30 +4,21 @@
  * of serveAgent and as server for remoteChild: card, send, stream, cancel, and one trace in
  * Jaeger across both languages (the Python side exports its spans to the stack's collector).
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SymfonicAgent, MetricsCollector } from '../../../src/index.js';
 import { remoteChild, serveAgent, type ServedAgent } from '../../../src/remote/index.js';
 import { startTelemetry } from '../../../src/telemetry/index.js';
 import { scriptedModel } from '../../../src/testing/index.js';
-import { attrs, jaegerSearch, jaegerTrace, otlpSpans, poll, ROOT, stackUrls, uniqueName, type OtlpSpan } from '../support/stack.js';
+import { attrs, jaegerSearch, jaegerTrace, otlpSpans, poll, stackUrls, uniqueName, type OtlpSpan } from '../support/stack.js';
+import { PY, pythons, runPython } from './python-venvs.js';
 
-const PY = join(ROOT, 'test', 'stack-e2e', 'remote', 'python');
 const TOKEN = 'interop-secret';
 const LINES = [
   { venv: 'a2a-1', prefix: 'a2a1', label: 'a2a-sdk 1.x' },
   { venv: 'a2a-03', prefix: 'a2a03', label: 'a2a-sdk 0.3' },
 ] as const;
-
-function pythons(): Record<string, string> {
-  // Installs what is missing (idempotent; .ci/run has done it already), then names each venv's python.
-  const made = spawnSync(process.execPath, [join(ROOT, 'scripts', 'interop-venvs.mjs')], { cwd: ROOT, encoding: 'utf8', timeout: 15 * 60_000 });
-  if (made.status !== 0) throw new Error(`the interop venvs could not be made: ${made.stderr || made.stdout}`);
-  const check = spawnSync(process.execPath, [join(ROOT, 'scripts', 'interop-venvs.mjs'), '--check'], { cwd: ROOT, encoding: 'utf8' });
-  return JSON.parse(check.stdout) as Record<string, string>;
-}
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -36,21 +27,6 @@ function freePort(): Promise<number> {
     s.listen(0, '127.0.0.1', () => {
       const port = (s.address() as { port: number }).port;
       s.close(() => resolve(port));
-    });
-  });
-}
-
-function runPython(python: string, script: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(python, [script, ...args], { cwd: PY, env: { ...process.env, SYMFONIC_STACK_OTLP: stackUrls().otlp } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c) => (stdout += c));
-    child.stderr.on('data', (c) => (stderr += c));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
     });
   });
 }
@@ -107,7 +83,7 @@ describe('the official Python a2a-sdk, both lines, against symfonic', () => {
 
   for (const line of LINES) {
     it(`${line.label} as client of serveAgent: card, send, stream, cancel, one trace`, async () => {
-      const r = await runPython(py[line.venv]!, `${line.prefix}_client.py`, [served.url, TOKEN]);
+      const r = await runPython(py[line.venv]!, `${line.prefix}_client.py`, [served.url, TOKEN], { SYMFONIC_STACK_OTLP: stackUrls().otlp });
       expect(r.code, r.stderr.slice(-3000)).toBe(0);
       const out = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as Record<string, any>;
       expect(out.card.name).toBe('researcher');
