@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { BudgetStoreUnavailableError, ConfigurationError, SymfonicError } from '../../core/errors.js';
 import type { BudgetLimit, BudgetStore, ReserveOptions, ReserveResult, SettleResult, Spend } from '../budget-store.js';
 import { silentLogger, type Logger } from '../../observability/logger.js';
-import { dataIdKey, reservationId, reservationLevels, tenantIndexKey, tenantKeys, type TenantKeys } from './redis-budget-keys.js';
+import { LEVEL_PREFIXES, dataIdKey, reservationId, reservationLevels, tenantIndexKey, tenantKeys, type TenantKeys } from './redis-budget-keys.js';
 import { DEFAULTS, parseOptions, storeAddress, type RedisBudgetStoreOptions } from './redis-budget-options.js';
 import { SCRIPTS, type BudgetScript } from './redis-budget-scripts.js';
 import { RedisConnection, type RedisClient } from './redis-connection.js';
@@ -113,8 +113,6 @@ export class RedisBudgetStore implements BudgetStore {
     const keys = this.keys(tenantId);
     const levels = scriptLevels(keys, limit);
     this.remember(tenantId, limit);
-    const user = limit.levels?.find((l) => l.level === 'user')?.id;
-    const session = limit.levels?.find((l) => l.level === 'session')?.id;
     let sent: string | undefined;
     let deadline = Infinity;
     try {
@@ -127,7 +125,7 @@ export class RedisBudgetStore implements BudgetStore {
         if (this.identity.evictionRefusal !== undefined) throw this.identity.evictionRefusal;
         if (this.identity.loss && this.onUnavailable === 'deny') throw this.identity.lossError();
         const offset = this.identity.clockOffsetMs;
-        const id = (sent = reservationId(this.nextUnique(), a.tokens, a.nano, user, session));
+        const id = (sent = reservationId(this.nextUnique(), a.tokens, a.nano, limit.levels ?? []));
         const call = reserveCall(keys, levels, a, limit, id, {
           shift: this.clockShift,
           leaseMs: this.leaseMs,
@@ -191,7 +189,7 @@ export class RedisBudgetStore implements BudgetStore {
   async usage(tenantId: string, windowMs: number | undefined, _now?: number): Promise<{ spent: Spend; reserved: Spend }> {
     const keys = this.keys(tenantId);
     const window = windowMs === undefined ? '' : String(Math.round(windowMs));
-    const r = await this.read(tenantId, async () => (await this.identity.ensure(false), this.eval(SCRIPTS.usage, tenantId, { keys: [keys.leases, keys.log, keys.settled, keys.ledger], args: [String(this.clockShift), window] })));
+    const r = await this.read(tenantId, async () => (await this.identity.ensure(false), this.eval(SCRIPTS.usage, tenantId, { keys: [keys.leases, keys.log, keys.settled, keys.ledger], args: [String(this.clockShift), window, LEVEL_PREFIXES] })));
     const reply = r as unknown[];
     return { spent: spendOf(reply[0], reply[1]), reserved: spendOf(reply[2], reply[3]) };
   }
@@ -297,7 +295,7 @@ export class RedisBudgetStore implements BudgetStore {
   /** Moves the leases of calls still running out to leaseMs from now; answers the ids whose lease had lapsed. */
   private async renew(tenantId: string, ids: string[]): Promise<string[]> {
     const keys = this.keys(tenantId);
-    const r = await this.eval(SCRIPTS.renew, tenantId, { keys: [keys.leases, keys.levels], args: [String(this.clockShift), String(this.leaseMs), ...ids] });
+    const r = await this.eval(SCRIPTS.renew, tenantId, { keys: [keys.leases, keys.levels], args: [String(this.clockShift), String(this.leaseMs), LEVEL_PREFIXES, ...ids] });
     return (r as unknown[]).map(String);
   }
 
