@@ -56,6 +56,20 @@ export function tenantKeys(keyPrefix: string, tenantId: string): TenantKeys {
   };
 }
 
+/** tenantKeys for one prefix, kept for up to `max` tenants (then forgotten all at once). */
+export function tenantKeyCache(keyPrefix: string, max: number): (tenantId: string) => TenantKeys {
+  const cache = new Map<string, TenantKeys>();
+  return (tenantId) => {
+    let k = cache.get(tenantId);
+    if (k === undefined) {
+      if (cache.size >= max) cache.clear();
+      k = tenantKeys(keyPrefix, tenantId);
+      cache.set(tenantId, k);
+    }
+    return k;
+  };
+}
+
 /** The member naming a level's hash in the levels set ("u:<id>"), and the suffix of its key. */
 export const levelMember = (level: InnerLevel, id: string): string => `${innerLevel(level).keyPrefix}:${escapeLevelId(id)}`;
 

@@ -89,8 +89,8 @@ local function add(map, ids, t, n)
   end
 end
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', leases, '-inf', now)) do
-  local t, n, ids = parse_id(id)
-  if t then add(ended, ids, t, n) end
+  local t, n, rest = parse_id(id)
+  if t then add(ended, ids_of(rest), t, n) end
 end
 local old = {}
 if win ~= '' then
@@ -140,8 +140,8 @@ for i = 4, #ARGV do
   if redis.call('ZADD', leases, 'XX', 'CH', now + lease, id) == 0 and not redis.call('ZSCORE', leases, id) then
     lapsed[#lapsed + 1] = id
   else
-    local _, _, ids = parse_id(id)
-    for _, m in ipairs(members_of(P, ids)) do
+    local _, _, rest = parse_id(id)
+    for _, m in ipairs(members_of(P, ids_of(rest))) do
       if not kept[m] then
         kept[m] = true
         local xp = redis.call('HGET', base .. m, 'xp')

@@ -29,12 +29,17 @@ local function prefixes_of(text)
 end
 
 -- A reservation id: "r<unique>:<tokens>:<nano>[:<id at level 1>:<id at level 2>...]" (ids escaped,
--- '' at a level it is not held at). Returns tokens, nano and the ids by level.
+-- '' at a level it is not held at). Returns tokens, nano and the ids' part (see ids_of).
 local function parse_id(id)
   local t, n, rest = string.match(id, '^r[^:]*:(%d+):(%d+)(.*)$')
+  return tonumber(t), tonumber(n), rest
+end
+
+-- The ids by level of a reservation id's ids part ":<id>:<id>".
+local function ids_of(rest)
   local ids = {}
-  if rest then for x in string.gmatch(rest, ':([^:]*)') do ids[#ids + 1] = x end end
-  return tonumber(t), tonumber(n), ids
+  for x in string.gmatch(rest or '', ':([^:]*)') do ids[#ids + 1] = x end
+  return ids
 end
 
 -- The level hashes' members ("u:<id>") of ids by level.
@@ -101,10 +106,10 @@ local function expire_leases(base, leases, now, P)
   if #gone == 0 then return 0, 0 end
   local tok, nano = 0, 0
   for i = 1, #gone do
-    local t, n, ids = parse_id(gone[i])
+    local t, n, rest = parse_id(gone[i])
     if t then
       tok, nano = tok + t, nano + n
-      for _, m in ipairs(members_of(P, ids)) do unhold(base .. m, t, n) end
+      for _, m in ipairs(members_of(P, ids_of(rest))) do unhold(base .. m, t, n) end
     end
   end
   redis.call('ZREMRANGEBYSCORE', leases, '-inf', now)

@@ -27,7 +27,8 @@ local base = string.sub(leases, 1, -7)
 local amt_t, amt_n, lease = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local did, win = ARGV[7], ARGV[9]
 local ps, pe = period_of(now, ARGV[10])
-local P = prefixes_of(ARGV[11])
+-- Read only when a window rolls or leases ended: the common call never parses them.
+local P = win ~= '' and prefixes_of(ARGV[11]) or nil
 local levels = #KEYS - 4
 local ledger = KEYS[5]
 local tf = redis.call('HMGET', ledger, 'st', 'sn', 'rt', 'rn', 'wm', 'wt', 'wn', 'ps', 'pt', 'pn', 'lim', 'did', 'le')
@@ -37,6 +38,7 @@ if did ~= '' and tf[12] ~= did then
 end
 local exp_t, exp_n, le = 0, 0, tonumber(tf[13])
 if le == nil or now >= le then
+  P = P or prefixes_of(ARGV[11])
   exp_t, exp_n = expire_leases(base, leases, now, P)
   local first = redis.call('ZRANGE', leases, 0, 0, 'WITHSCORES')
   le = tonumber(first[2])

@@ -30,19 +30,21 @@ local hold_t, hold_n = 0, 0
 if redis.call('ZREM', leases, id) == 1 then hold_t, hold_n = parse_id(id) end
 local win = ARGV[7]
 local ps, pe = period_of(now, ARGV[8])
-local P = prefixes_of(ARGV[10])
-local TH = {}
-for t in string.gmatch(ARGV[9], '[^,]+') do TH[#TH + 1] = t end
+local P = win ~= '' and prefixes_of(ARGV[10]) or nil
+local TH = nil
+if ARGV[9] ~= '' then
+  TH = {}
+  for t in string.gmatch(ARGV[9], '[^,]+') do TH[#TH + 1] = t end
+end
 if win ~= '' then redis.call('ZADD', log, now, id .. '|' .. ARGV[3] .. '|' .. ARGV[4] .. ARGV[11]) end
 local out = {1, 0, 0}
-local FIELDS = {'rt', 'rn', 'st', 'sn', 'wm', 'wt', 'wn', 'ps', 'pt', 'pn', 'xp'}
-for i = 1, #KEYS - 4 do
-  local key, a = KEYS[4 + i], 12 + (i - 1) * 3
-  local member = ARGV[a + 2]
-  -- The markers of every threshold this level's limits have, read with its sums.
-  local marks, ask = {}, {unpack(FIELDS)}
-  for _, code in ipairs({'T', 'N'}) do
-    local limit = ARGV[a + (code == 'T' and 0 or 1)]
+local FIELDS, NONE = 11, {}
+local function sums() return 'rt', 'rn', 'st', 'sn', 'wm', 'wt', 'wn', 'ps', 'pt', 'pn', 'xp' end
+-- The markers of every threshold a level's limits have: read with its sums.
+local function markers(a, ask)
+  local marks = {}
+  for c = 0, 1 do
+    local code, limit = c == 0 and 'T' or 'N', ARGV[a + c]
     if limit ~= '' and tonumber(limit) > 0 then
       for _, t in ipairs(TH) do
         marks[#marks + 1] = {code, limit, t}
@@ -50,7 +52,19 @@ for i = 1, #KEYS - 4 do
       end
     end
   end
-  local f = redis.call('HMGET', key, unpack(ask))
+  return marks
+end
+for i = 1, #KEYS - 4 do
+  local key, a = KEYS[4 + i], 12 + (i - 1) * 3
+  local member = ARGV[a + 2]
+  local f, ask, marks = nil, nil, NONE
+  if TH then
+    ask = {sums()}
+    marks = markers(a, ask)
+    f = redis.call('HMGET', key, unpack(ask))
+  else
+    f = redis.call('HMGET', key, sums())
+  end
   local b_t, b_n
   if win ~= '' then
     if i == 1 then
@@ -76,13 +90,13 @@ for i = 1, #KEYS - 4 do
     if code == 'N' then before, after = b_n, a_n end
     local at = tonumber(t) * tonumber(limit)
     if before < at and at <= after then
-      local m = tonumber(f[#FIELDS + k])
+      local m = tonumber(f[FIELDS + k])
       local again = m == nil
       if m ~= nil then
         if ps then again = m ~= ps elseif win ~= '' then again = now - m >= tonumber(win) end
       end
       if again then
-        w[#w + 1] = ask[#FIELDS + k]; w[#w + 1] = ps or ((win ~= '' and now) or 0)
+        w[#w + 1] = ask[FIELDS + k]; w[#w + 1] = ps or ((win ~= '' and now) or 0)
         out[#out + 1] = i; out[#out + 1] = code; out[#out + 1] = t; out[#out + 1] = after; out[#out + 1] = tonumber(limit)
       end
     end
