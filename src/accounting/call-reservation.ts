@@ -1,6 +1,7 @@
 import { isPromise } from '../core/promise.js';
 import { BudgetExceededError, ConfigurationError } from '../core/errors.js';
 import type { CallTicket, ModelCall } from './accounting.js';
+import { capsOf, limitsCost } from '../budget/budget-levels.js';
 import type { ReserveResult, Spend } from '../budget/budget-store.js';
 import type { BudgetScope, TenantBudgets, TenantLimit } from '../budget/tenant-budgets.js';
 import { costOf, type ModelPrice } from './prices.js';
@@ -47,9 +48,7 @@ export function outputBoundOf(call: ModelCall, defaultMaxTokens: number, price: 
 }
 
 /** Whether any level of the limit counts USD: spend with no price could not be checked against it. */
-export function limitsCost(limit: TenantLimit): boolean {
-  return limit.maxCostUsd !== undefined || limit.perUser?.maxCostUsd !== undefined || limit.perSession?.maxCostUsd !== undefined;
-}
+export { limitsCost };
 
 /** Spend on a model with no price cannot be bounded in USD; letting it through would make the cost limit silently not apply to it. */
 export function unpricedModel(tenantId: string, providerName: string, modelName: string): ConfigurationError {
@@ -65,7 +64,7 @@ export function unpricedModel(tenantId: string, providerName: string, modelName:
 export function refusal(tenantId: string, limit: TenantLimit, r: Extract<ReserveResult, { ok: false }>, amount: Spend, child: string | undefined): BudgetExceededError {
   const isCost = r.limit === 'maxCostUsd';
   const level = r.level ?? 'tenant';
-  const caps = level === 'user' ? limit.perUser : level === 'session' ? limit.perSession : limit;
+  const caps = capsOf(limit, level);
   return new BudgetExceededError({
     tenantId,
     limitName: r.limit,

@@ -62,10 +62,10 @@ export class BudgetMetrics {
     this.get().thresholds.add(1, { [BUDGET_ATTR.tenantId]: tenantId, [BUDGET_ATTR.level]: level, [BUDGET_ATTR.limit]: limitName, [BUDGET_ATTR.threshold]: threshold });
   }
 
-  /** Spend settled at one level. */
-  settled(tenantId: string, level: BudgetLevel, userId: string | undefined, spend: Spend): void {
+  /** Spend settled at one level (`levelId`: its id inside the tenant, labelled for users when asked). */
+  settled(tenantId: string, level: BudgetLevel, levelId: string | undefined, spend: Spend): void {
     const attrs: Attributes = { [BUDGET_ATTR.tenantId]: tenantId, [BUDGET_ATTR.level]: level };
-    if (this.userIds && level === 'user' && userId !== undefined) attrs[BUDGET_ATTR.userId] = userId;
+    if (this.userIds && level === 'user' && levelId !== undefined) attrs[BUDGET_ATTR.userId] = levelId;
     const i = this.get();
     if (spend.tokens > 0) i.settledTokens.add(spend.tokens, attrs);
     if (spend.costUsd > 0) i.settledCost.add(spend.costUsd, attrs);

@@ -1,3 +1,5 @@
+import type { BudgetLevel, InnerLevel, LevelCaps, LevelOptions } from './budget-levels.js';
+
 /**
  * Where tenant spend lives. The in-memory store serves one process; a shared store (Redis, a
  * database) serves several. A store needs exactly three atomic operations:
@@ -21,23 +23,16 @@ export interface Spend {
 
 export type MaybePromise<T> = T | Promise<T>;
 
-/** Where a limit applies: the whole tenant, one of its users (scope.userId), one session (scope.sessionId). */
-export type BudgetLevel = 'tenant' | 'user' | 'session';
+export type { BudgetLevel, LevelCaps } from './budget-levels.js';
 
 export type BudgetLimitName = 'maxTokens' | 'maxCostUsd';
 
 export type CalendarPeriod = 'day' | 'week' | 'month';
 
-/** The caps of one level. */
-export interface LevelCaps {
-  maxTokens?: number;
-  maxCostUsd?: number;
-}
-
-/** A level inside the tenant that one call is held to: this user's, or this session's. */
+/** A level inside the tenant that one call is held to: this user's, this session's (see INNER_LEVELS). */
 export interface LevelLimit extends LevelCaps {
-  level: 'user' | 'session';
-  /** The scope's userId or sessionId. */
+  level: InnerLevel;
+  /** The scope's id at that level (its userId, its sessionId). */
   id: string;
 }
 
@@ -46,7 +41,7 @@ export interface LevelLimit extends LevelCaps {
  * user's and the session's, checked with it in the same step and counted over the same window
  * or period. A limit without `levels` is the second-series shape, and means what it meant.
  */
-export interface BudgetLimit extends LevelCaps {
+export interface BudgetLimit extends LevelCaps, LevelOptions {
   /** Rolling: spend settled more than windowMs ago no longer counts. Not with `period`. */
   windowMs?: number;
   /** Calendar: spend settled since the start of the current day, week (from Monday) or month counts. */
@@ -54,9 +49,7 @@ export interface BudgetLimit extends LevelCaps {
   /** IANA zone the period's days start in. Default 'UTC'. */
   timeZone?: string;
   levels?: readonly LevelLimit[];
-  /** The caps every user and every session of the tenant has (for reports; `levels` holds this call's). */
-  perUser?: LevelCaps;
-  perSession?: LevelCaps;
+  // perUser, perSession (LevelOptions): the caps every user and every session of the tenant has (for reports; `levels` holds this call's).
   /** Fractions in (0, 1) of each limit; settle reports when settled spend crosses one. */
   thresholds?: readonly number[];
 }

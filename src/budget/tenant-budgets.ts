@@ -4,7 +4,8 @@ import { DEFAULTS } from '../core/defaults.js';
 import { BudgetStoreUnavailableError, ConfigurationError } from '../core/errors.js';
 import { isPromise } from '../core/promise.js';
 import { BudgetMetrics } from './budget-metrics.js';
-import type { BudgetLevel, BudgetLimitName, BudgetStore, MaybePromise, ReserveResult, SettleResult, Spend, ThresholdCrossing } from './budget-store.js';
+import { INNER_LEVELS, type BudgetLevel, type LevelIds } from './budget-levels.js';
+import type { BudgetLimitName, BudgetStore, MaybePromise, ReserveResult, SettleResult, Spend, ThresholdCrossing } from './budget-store.js';
 import { periodBounds } from './calendar-period.js';
 import { InMemoryBudgetStore } from './in-memory-store.js';
 import { LimitResolver, type PlanResolver } from './limit-resolver.js';
@@ -14,9 +15,11 @@ import { withinTime } from './time-bound.js';
 export type { BudgetScope, TenantLimit } from './tenant-limit.js';
 
 /** A threshold of a limit that settled spend crossed: the `budget.threshold` event and `onThreshold`'s argument. */
-export interface BudgetThreshold {
+export interface BudgetThreshold extends LevelIds {
   tenantId: string;
+  /** The crossing level's user (a user's or a session's crossing), when the scope names one. (Every inner level's id field: LevelIds.) */
   userId?: string;
+  /** The crossing session (a session's crossing). */
   sessionId?: string;
   level: BudgetLevel;
   limitName: BudgetLimitName;
@@ -186,8 +189,10 @@ export class TenantBudgets {
   private settled(scope: BudgetScope, limit: TenantLimit, actual: Spend, now: number, result: SettleResult | void): readonly BudgetThreshold[] {
     if (result && !result.charged) return [];
     this.metrics.settled(scope.tenantId, 'tenant', undefined, actual);
-    if (limit.perUser && scope.userId !== undefined) this.metrics.settled(scope.tenantId, 'user', scope.userId, actual);
-    if (limit.perSession && scope.sessionId !== undefined) this.metrics.settled(scope.tenantId, 'session', undefined, actual);
+    for (const l of INNER_LEVELS) {
+      const id = limit[l.option] === undefined ? undefined : l.idOf(scope);
+      if (id !== undefined) this.metrics.settled(scope.tenantId, l.name, id, actual);
+    }
     if (!result) return [];
     if (result.spent) this.recordUtilization(scope.tenantId, limit, result.spent, now);
     if (result.thresholds.length === 0) return [];
@@ -217,12 +222,16 @@ export class TenantBudgets {
   }
 }
 
+/** The event of a crossing: it names the crossing level's id, and the ids of the levels outside it the scope names. */
 function thresholdEvent(scope: BudgetScope, c: ThresholdCrossing): BudgetThreshold {
-  const who: Partial<BudgetThreshold> = {};
-  if (c.level === 'user') who.userId = c.levelId;
-  if (c.level === 'session') {
-    if (scope.userId !== undefined) who.userId = scope.userId;
-    who.sessionId = c.levelId;
+  const who: LevelIds = {};
+  for (const l of INNER_LEVELS) {
+    if (l.name === c.level) {
+      if (c.levelId !== undefined) who[l.idField] = c.levelId;
+      break;
+    }
+    const id = l.idOf(scope);
+    if (c.level !== 'tenant' && id !== undefined) who[l.idField] = id;
   }
   return { tenantId: scope.tenantId, ...who, level: c.level, limitName: c.limitName, threshold: c.threshold, spent: c.spent, limit: c.limit };
 }

@@ -1,20 +1,23 @@
 import { z } from 'zod';
 import { ConfigurationError } from '../core/errors.js';
-import type { BudgetLimit, CalendarPeriod, LevelCaps } from './budget-store.js';
+import { INNER_LEVELS, LEVEL_OPTIONS, spokenList, type BudgetScope, type LevelCaps, type LevelOptions } from './budget-levels.js';
+import type { BudgetLimit, CalendarPeriod, LevelLimit } from './budget-store.js';
 import { isTimeZone } from './calendar-period.js';
+
+export type { BudgetScope } from './budget-levels.js';
 
 /**
  * A tenant's budget: its own caps, the caps of each of its users and sessions, and how spend is
  * counted (all time, a rolling window, or a calendar period in a time zone).
  */
-export interface TenantLimit extends LevelCaps {
+export interface TenantLimit extends LevelCaps, LevelOptions {
   /** Rolling: spend settled more than windowMs ago no longer counts. Not with `period`. */
   windowMs?: number;
   /** Calendar: spend settled since the start of the current day, week (Monday first) or month. */
   period?: CalendarPeriod;
   /** IANA time zone the period's days start in (default 'UTC'); only with `period`. */
   timeZone?: string;
-  /** For each scope.userId inside the tenant, over the same window or period. */
+  /** For each scope.userId inside the tenant, over the same window or period. (Every level of INNER_LEVELS has its option: LevelOptions.) */
   perUser?: LevelCaps;
   /** For each scope.sessionId inside the tenant, over the same window or period. */
   perSession?: LevelCaps;
@@ -30,7 +33,9 @@ const capsShape = {
 const levelCapsSchema = z
   .object(capsShape)
   .strict()
-  .refine((c) => c.maxTokens !== undefined || c.maxCostUsd !== undefined, { message: 'perUser and perSession need maxTokens or maxCostUsd (or both)' });
+  .refine((c) => c.maxTokens !== undefined || c.maxCostUsd !== undefined, { message: `${spokenList(LEVEL_OPTIONS, 'and')} need maxTokens or maxCostUsd (or both)` });
+
+const levelOptionsShape = Object.fromEntries(LEVEL_OPTIONS.map((o) => [o, levelCapsSchema.optional()]));
 
 export const tenantLimitSchema = z
   .object({
@@ -38,8 +43,7 @@ export const tenantLimitSchema = z
     windowMs: z.number().int().positive().optional(),
     period: z.enum(['day', 'week', 'month']).optional(),
     timeZone: z.string().refine(isTimeZone, { message: "timeZone must be an IANA time zone the platform knows, e.g. 'UTC', 'America/New_York', 'Asia/Kolkata'" }).optional(),
-    perUser: levelCapsSchema.optional(),
-    perSession: levelCapsSchema.optional(),
+    ...levelOptionsShape,
     thresholds: z
       .array(z.number().gt(0, 'a threshold is a fraction above 0').lt(1, 'a threshold is a fraction below 1 (the limit itself refuses)'))
       .max(10)
@@ -47,8 +51,8 @@ export const tenantLimitSchema = z
       .optional(),
   })
   .strict()
-  .refine((l) => [l.maxTokens, l.maxCostUsd, l.perUser, l.perSession].some((x) => x !== undefined), {
-    message: 'a limit needs maxTokens or maxCostUsd, for the tenant, perUser or perSession',
+  .refine((l) => [l.maxTokens, l.maxCostUsd, ...LEVEL_OPTIONS.map((o) => (l as LevelOptions)[o])].some((x) => x !== undefined), {
+    message: `a limit needs maxTokens or maxCostUsd, for ${spokenList(['the tenant', ...LEVEL_OPTIONS], 'or')}`,
   })
   .refine((l) => l.windowMs === undefined || l.period === undefined, {
     message: 'windowMs (rolling) and period (calendar) exclude each other: give one',
@@ -79,30 +83,22 @@ export function checkedLimit(input: unknown, where: string): TenantLimit {
 
 export function freezeLimit(l: TenantLimit): TenantLimit {
   const copy: TenantLimit = { ...l };
-  if (l.perUser) copy.perUser = Object.freeze({ ...l.perUser });
-  if (l.perSession) copy.perSession = Object.freeze({ ...l.perSession });
+  for (const o of LEVEL_OPTIONS) if (l[o]) copy[o] = Object.freeze({ ...l[o] });
   if (l.thresholds) copy.thresholds = Object.freeze([...l.thresholds].sort((a, b) => a - b));
   return Object.freeze(copy);
 }
 
-/** Who a call is for: the scope's parts that budgets read. */
-export interface BudgetScope {
-  readonly tenantId: string;
-  readonly userId?: string;
-  readonly sessionId?: string;
-}
-
 /**
- * The store's view of a limit for one scope: the tenant's caps, this user's and this session's
- * (when the limit has perUser / perSession and the scope names a user / session), the window or
- * period and the thresholds.
+ * The store's view of a limit for one scope: the tenant's caps, and those of each inner level
+ * the limit has an option for and the scope names an id at (this user's, this session's), the
+ * window or period and the thresholds.
  */
 export function storeLimit(limit: TenantLimit, scope: BudgetScope): BudgetLimit {
-  const user = limit.perUser !== undefined && scope.userId !== undefined;
-  const session = limit.perSession !== undefined && scope.sessionId !== undefined;
-  if (!user && !session) return limit;
-  const levels = [];
-  if (user) levels.push({ level: 'user' as const, id: scope.userId!, ...limit.perUser });
-  if (session) levels.push({ level: 'session' as const, id: scope.sessionId!, ...limit.perSession });
-  return { ...limit, levels };
+  let levels: LevelLimit[] | undefined;
+  for (const l of INNER_LEVELS) {
+    const caps = limit[l.option];
+    const id = caps === undefined ? undefined : l.idOf(scope);
+    if (id !== undefined) (levels ??= []).push({ level: l.name, id, ...caps });
+  }
+  return levels === undefined ? limit : { ...limit, levels };
 }

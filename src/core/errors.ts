@@ -1,3 +1,5 @@
+import type { BudgetThresholdFields } from './run-event.js';
+
 /**
  * Every error symfonic throws on purpose extends SymfonicError, so a caller can tell the
  * runtime's refusals from faults in their own code with one `instanceof`. Each message names
@@ -40,7 +42,7 @@ export class UnknownChildError extends SymfonicError {
 export type BudgetLimitName = 'maxTokens' | 'maxCostUsd';
 
 /** Where the refusing limit applies: the whole tenant, one of its users (perUser), one session (perSession). */
-export type BudgetRefusalLevel = 'tenant' | 'user' | 'session';
+export type BudgetRefusalLevel = BudgetThresholdFields['level'];
 
 export interface BudgetRefusal {
   tenantId: string;
@@ -59,7 +61,8 @@ export interface BudgetRefusal {
   child?: string;
 }
 
-const LEVEL_LIMIT = { tenant: "the tenant's", user: 'the perUser', session: 'the perSession' } as const;
+/** "the tenant's", or the option of a level inside it ("the perUser"): budget-levels.ts names each level's option per<Level>. */
+const levelLimit = (level: BudgetRefusalLevel): string => (level === 'tenant' ? "the tenant's" : `the per${level[0]!.toUpperCase()}${level.slice(1)}`);
 
 /**
  * A budget cannot cover the upper bound of the next model call (or of a child's reservation): the
@@ -90,9 +93,9 @@ export class BudgetExceededError extends SymfonicError {
     const fmt = (n: number) => (cost ? `${n.toFixed(6)} USD` : `${n} tokens`);
     const level = r.level ?? 'tenant';
     const who = level === 'tenant' ? `tenant "${r.tenantId}"` : `${level} "${r.levelId ?? ''}" of tenant "${r.tenantId}"`;
-    const raise = `${LEVEL_LIMIT[level]} ${r.limitName} limit`;
+    const raise = `${levelLimit(level)} ${r.limitName} limit`;
     super(
-      `${who} is over budget: ${LEVEL_LIMIT[level]} ${r.limitName} limit (TenantBudgets) is ${fmt(r.limit)}, ` +
+      `${who} is over budget: ${levelLimit(level)} ${r.limitName} limit (TenantBudgets) is ${fmt(r.limit)}, ` +
         `${fmt(r.spent)} spent and ${fmt(r.reserved)} reserved by calls in flight, and ` +
         (r.child === undefined
           ? `the next model call needs up to ${fmt(r.requested)} (its estimated input plus the output it reserves). Lower the ` +

@@ -1,3 +1,4 @@
+import { INNER_LEVELS, LEVEL_NAMES } from '../budget/budget-levels.js';
 import { NAME_PATTERN } from '../core/defaults.js';
 import type { RunEmitter, RunEventBody, RunEventSink } from '../core/run-event.js';
 import { frameFrom, type RunFrame } from '../core/run-frame.js';
@@ -13,7 +14,7 @@ const MAX_NAME = 200;
 
 const str = (v: unknown, max = MAX_NAME): string | undefined => (typeof v === 'string' && v.length <= max ? v : undefined);
 
-const LEVELS = new Set(['tenant', 'user', 'session']);
+const LEVELS = new Set<string>(LEVEL_NAMES);
 const LIMIT_NAMES = new Set(['maxTokens', 'maxCostUsd']);
 const finite = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 
@@ -23,10 +24,10 @@ function thresholdOf(e: Record<string, unknown>): RunEventBody | undefined {
   if (tenantId === undefined || !LEVELS.has(e.level as string) || !LIMIT_NAMES.has(e.limitName as string)) return undefined;
   if (!finite(e.threshold) || !finite(e.spent) || !finite(e.limit)) return undefined;
   const body: RunEventBody = { type: 'budget.threshold', tenantId, level: e.level as 'tenant', limitName: e.limitName as 'maxTokens', threshold: e.threshold, spent: e.spent, limit: e.limit };
-  const userId = str(e.userId);
-  const sessionId = str(e.sessionId);
-  if (userId !== undefined) body.userId = userId;
-  if (sessionId !== undefined) body.sessionId = sessionId;
+  for (const { idField } of INNER_LEVELS) {
+    const id = str(e[idField]);
+    if (id !== undefined) body[idField] = id;
+  }
   return body;
 }
 

@@ -5,6 +5,7 @@
  * count with the limits.
  */
 import type { BudgetLevel, BudgetScope, TenantBudgets, TenantLimit } from '../../src/index.js';
+import { LEVEL_NAMES } from '../../src/budget/budget-levels.js';
 import { intIn, mulberry32 } from '../support/random.js';
 
 export interface LevelsOutcome {
@@ -43,7 +44,7 @@ export const scopeOf = (tenantId: string, i: number, plan: Pick<RootsPlan, 'user
  */
 export async function concurrentRoots(budgets: TenantBudgets, tenantId: string, limit: TenantLimit, plan: RootsPlan): Promise<LevelsOutcome> {
   const settled = new Map<string, number>();
-  const refusals: Record<BudgetLevel, number> = { tenant: 0, user: 0, session: 0 };
+  const refusals = Object.fromEntries(LEVEL_NAMES.map((l) => [l, 0])) as Record<BudgetLevel, number>;
   const errors: unknown[] = [];
   let granted = 0;
   const add = (key: string, n: number) => settled.set(key, (settled.get(key) ?? 0) + n);

@@ -65,9 +65,17 @@ describe('Redis key layout', () => {
       expect(escapeLevelId(id)).not.toMatch(/[:|{}\s]/);
       expect(unescapeLevelId(escapeLevelId(id))).toBe(id);
     }
-    expect(reservationLevels(reservationId('abc.1', '10', '20', 'u:1', 's|2'))).toEqual({ user: 'u:1', session: 's|2' });
-    expect(reservationLevels(reservationId('abc.1', '10', '20', undefined, 's'))).toEqual({ user: undefined, session: 's' });
-    expect(reservationLevels(reservationId('abc.1', '10', '20', undefined, undefined))).toEqual({ user: undefined, session: undefined });
+    const both = [
+      { level: 'user' as const, id: 'u:1' },
+      { level: 'session' as const, id: 's|2' },
+    ];
+    expect(reservationLevels(reservationId('abc.1', '10', '20', both))).toEqual(both);
+    expect(reservationLevels(reservationId('abc.1', '10', '20', [{ level: 'session', id: 's' }]))).toEqual([{ level: 'session', id: 's' }]);
+    expect(reservationLevels(reservationId('abc.1', '10', '20', []))).toEqual([]);
+    // The id a store of the third series wrote (user and session, escaped) reads the same.
+    expect(reservationLevels('rabc.1:10:20:u%3A1:s%7C2')).toEqual(both);
+    expect(reservationId('abc.1', '10', '20', both)).toBe('rabc.1:10:20:u%3A1:s%7C2');
+    expect(reservationId('abc.1', '10', '20', [{ level: 'session', id: 's' }])).toBe('rabc.1:10:20::s');
     // Ids the store never made (spend absorbed after the fact) name no levels.
     expect(reservationLevels('absorbed:run-1')).toBeUndefined();
   });

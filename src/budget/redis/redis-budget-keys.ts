@@ -1,7 +1,10 @@
+import { INNER_LEVELS, innerLevel, type InnerLevel } from '../budget-levels.js';
+
 /**
  * Where a tenant's budget lives in Redis. Every key of one tenant carries the hash tag
  * `{tenant}`, so a Redis Cluster puts them in one slot and a script may touch them all: the
- * tenant's own ledger, and one small hash per user and per session the tenant's limits name.
+ * tenant's own ledger, and one small hash per user, per session (per id at each level of
+ * INNER_LEVELS) the tenant's limits name.
  *
  * The tenant id is escaped (`%`, `{`, `}`): a raw `}` would end the hash tag early, and two
  * tenants could then map to overlapping key names. With the escape, `prefix{tenant}:suffix` is
@@ -14,11 +17,11 @@ export interface TenantKeys {
   readonly ledger: string;
   /** Sorted set: each live reservation, scored by the server time its lease ends. The member is the reservation id. */
   readonly leases: string;
-  /** Sorted set: "id|tokens|nanoUsd|user|session" scored by when it settled (kept only for windowed limits). */
+  /** Sorted set: "id|tokens|nanoUsd|<user>|<session>" (an id per inner level) scored by when it settled (kept only for windowed limits). */
   readonly log: string;
   /** Sorted set: settled ids, scored by when the marker may be forgotten (the marker makes a retried settle a no-op). */
   readonly settled: string;
-  /** Sorted set: "u:<id>" / "s:<id>" of the tenant's user and session hashes, scored by when each expires. */
+  /** Sorted set: the members ("u:<id>", "s:<id>") of the tenant's level hashes, scored by when each expires. */
   readonly levels: string;
   /** What every key of the tenant starts with; a user's hash is base + "u:" + escaped id. */
   readonly base: string;
@@ -53,8 +56,32 @@ export function tenantKeys(keyPrefix: string, tenantId: string): TenantKeys {
   };
 }
 
-/** The member naming a user or session level in the levels set, and the suffix of its hash key. */
-export const levelMember = (level: 'user' | 'session', id: string): string => `${level === 'user' ? 'u' : 's'}:${escapeLevelId(id)}`;
+/** tenantKeys for one prefix, kept for up to `max` tenants (then forgotten all at once). */
+export function tenantKeyCache(keyPrefix: string, max: number): (tenantId: string) => TenantKeys {
+  const cache = new Map<string, TenantKeys>();
+  return (tenantId) => {
+    let k = cache.get(tenantId);
+    if (k === undefined) {
+      if (cache.size >= max) cache.clear();
+      k = tenantKeys(keyPrefix, tenantId);
+      cache.set(tenantId, k);
+    }
+    return k;
+  };
+}
+
+/** The member naming a level's hash in the levels set ("u:<id>"), and the suffix of its key. */
+export const levelMember = (level: InnerLevel, id: string): string => `${innerLevel(level).keyPrefix}:${escapeLevelId(id)}`;
+
+/** The level a member names, and its id; undefined for a prefix no level has. */
+export function memberLevel(member: string): HeldAt | undefined {
+  const colon = member.indexOf(':');
+  const l = INNER_LEVELS.find((x) => x.keyPrefix === member.slice(0, colon));
+  return l === undefined ? undefined : { level: l.name, id: unescapeLevelId(member.slice(colon + 1)) };
+}
+
+/** The levels' key prefixes, in the order ids travel: what the scripts read ids and log entries by. */
+export const LEVEL_PREFIXES = INNER_LEVELS.map((l) => l.keyPrefix).join(',');
 
 /** The set of tenant ids this prefix has seen, for reports. Outside any tenant's slot on purpose. */
 export function tenantIndexKey(keyPrefix: string): string {
@@ -67,19 +94,39 @@ export const dataIdKey = (keyPrefix: string): string => `${keyPrefix}store-id`;
 /** Set when a store found the data it knew gone: stores with onUnavailable 'deny' refuse while it is there. */
 export const dataLostKey = (keyPrefix: string): string => `${keyPrefix}data-lost`;
 
-/**
- * A reservation id: "r<unique>:<tokens>:<nanoUsd>[:<user>:<session>]". It carries what it holds
- * and at which levels, so the reservation is one member of the leases set and no other key
- * describes it; settle, release and lease expiry read it back only after finding it in that set.
- */
-export function reservationId(unique: string, tokens: string, nano: string, user: string | undefined, session: string | undefined): string {
-  const head = `r${unique}:${tokens}:${nano}`;
-  return user === undefined && session === undefined ? head : `${head}:${user === undefined ? '' : escapeLevelId(user)}:${session === undefined ? '' : escapeLevelId(session)}`;
+/** A level inside the tenant a reservation is held at, and the id there. */
+export interface HeldAt {
+  readonly level: InnerLevel;
+  readonly id: string;
 }
 
-/** The user and session a reservation id of this store holds, or undefined for any other id. */
-export function reservationLevels(id: string): { user: string | undefined; session: string | undefined } | undefined {
-  const m = /^r[^:]*:\d+:\d+(?::([^:]*):([^:]*))?$/.exec(id);
+/**
+ * A reservation id: "r<unique>:<tokens>:<nanoUsd>[:<user>:<session>...]", an id (or '') per level
+ * of INNER_LEVELS in its order. It carries what it holds and at which levels, so the reservation
+ * is one member of the leases set and no other key describes it; settle, release and lease expiry
+ * read it back only after finding it in that set.
+ */
+export function reservationId(unique: string, tokens: string, nano: string, levels: readonly HeldAt[]): string {
+  const head = `r${unique}:${tokens}:${nano}`;
+  return levels.length === 0 ? head : `${head}:${levelIds(levels, ':')}`;
+}
+
+/** The ids of `levels` by INNER_LEVELS' order, escaped, '' where none, joined by `sep`. */
+export function levelIds(levels: readonly HeldAt[], sep: string): string {
+  return INNER_LEVELS.map((l) => {
+    const id = levels.find((h) => h.level === l.name)?.id;
+    return id === undefined ? '' : escapeLevelId(id);
+  }).join(sep);
+}
+
+/** The levels a reservation id of this store holds at, or undefined for any other id. */
+export function reservationLevels(id: string): HeldAt[] | undefined {
+  const m = /^r[^:]*:\d+:\d+((?::[^:]*)*)$/.exec(id);
   if (!m) return undefined;
-  return { user: m[1] ? unescapeLevelId(m[1]) : undefined, session: m[2] ? unescapeLevelId(m[2]) : undefined };
+  const ids = m[1]!.split(':').slice(1);
+  const out: HeldAt[] = [];
+  INNER_LEVELS.forEach((l, i) => {
+    if (ids[i]) out.push({ level: l.name, id: unescapeLevelId(ids[i]!) });
+  });
+  return out;
 }

@@ -1,8 +1,8 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { BudgetStoreUnavailableError, ConfigurationError, SymfonicError } from '../../core/errors.js';
 import type { BudgetLimit, BudgetStore, ReserveOptions, ReserveResult, SettleResult, Spend } from '../budget-store.js';
 import { silentLogger, type Logger } from '../../observability/logger.js';
-import { dataIdKey, reservationId, reservationLevels, tenantIndexKey, tenantKeys, type TenantKeys } from './redis-budget-keys.js';
+import { LEVEL_PREFIXES, dataIdKey, reservationId, reservationLevels, tenantIndexKey, tenantKeyCache, type TenantKeys } from './redis-budget-keys.js';
 import { DEFAULTS, parseOptions, storeAddress, type RedisBudgetStoreOptions } from './redis-budget-options.js';
 import { SCRIPTS, type BudgetScript } from './redis-budget-scripts.js';
 import { RedisConnection, type RedisClient } from './redis-connection.js';
@@ -14,17 +14,13 @@ import { readReserveReply, readSettleReply, releaseCall, reserveCall, scriptLeve
 import { RedisStoreMetrics } from './redis-store-metrics.js';
 import { UnwrittenWrites, type UnwrittenBudgetOp } from './redis-unwritten.js';
 import { RedisOutage, describe, isUnavailable } from './redis-words.js';
+import { UNCHECKED_ID, ZERO, reserveWithoutRedis, settleBound, settleWithRetries, type OutageContext } from './redis-outage-paths.js';
 
 export type { IoRedisClient, RedisBudgetStoreOptions } from './redis-budget-options.js';
 export type { UnwrittenBudgetOp } from './redis-unwritten.js';
 export type { LevelReport, RecordedLimit, TenantBudgetReport } from './redis-report-types.js';
 export { STORE_UNAVAILABLE_METRIC } from './redis-store-metrics.js';
 
-/** Prefix of the ids handed out while Redis was down ('allow'): never in Redis, so release has nothing to do. */
-const UNCHECKED_ID = 'u:';
-const ZERO: Spend = Object.freeze({ tokens: 0, costUsd: 0 });
-const BACKOFF_FIRST_MS = 50;
-const BACKOFF_MAX_MS = 1000;
 const MAX_CACHED_TENANTS = 10_000;
 const RESERVE_TRIES = 3;
 
@@ -66,7 +62,8 @@ export class RedisBudgetStore implements BudgetStore {
   private readonly kept: UnwrittenWrites;
   private readonly counters: RedisStoreMetrics;
   private closed = false;
-  private readonly keyCache = new Map<string, TenantKeys>();
+  private readonly outage: OutageContext;
+  private readonly keys: (tenantId: string) => TenantKeys;
   private readonly lastLimit = new Map<string, BudgetLimit>();
   private idBase = randomId();
   private idCount = 0;
@@ -77,6 +74,7 @@ export class RedisBudgetStore implements BudgetStore {
   constructor(options: RedisBudgetStoreOptions) {
     const o = parseOptions(options);
     this.keyPrefix = o.keyPrefix ?? DEFAULTS.keyPrefix;
+    this.keys = tenantKeyCache(this.keyPrefix, MAX_CACHED_TENANTS);
     this.leaseMs = o.leaseMs ?? DEFAULTS.leaseMs;
     this.onUnavailable = o.onUnavailable ?? DEFAULTS.onUnavailable;
     this.timeoutMs = o.timeoutMs ?? DEFAULTS.timeoutMs;
@@ -89,15 +87,12 @@ export class RedisBudgetStore implements BudgetStore {
     this.address = address;
     this.counters = new RedisStoreMetrics(o.meter, name);
     this.kept = new UnwrittenWrites(this.name, this.log, (op) => this.write(op));
+    this.outage = { name, onUnavailable: this.onUnavailable, settleAttempts: this.settleAttempts, log: this.log, kept: this.kept, counters: this.counters, closed: () => this.closed };
     // Checked by parseOptions to be an ioredis client (evalsha, eval, on).
     const given = typeof o.redis === 'string' ? undefined : (o.redis as unknown as RedisClient);
     const timesOut = given === undefined || typeof (given.options as { commandTimeout?: unknown }).commandTimeout === 'number';
     const settings = {
-      name,
-      address,
-      timeoutMs: this.timeoutMs,
-      log: this.log,
-      onUnavailable: this.onUnavailable,
+      ...{ name, address, timeoutMs: this.timeoutMs, log: this.log, onUnavailable: this.onUnavailable },
       onBack: () => {
         if (this.kept.size > 0) void this.kept.flush();
       },
@@ -113,8 +108,6 @@ export class RedisBudgetStore implements BudgetStore {
     const keys = this.keys(tenantId);
     const levels = scriptLevels(keys, limit);
     this.remember(tenantId, limit);
-    const user = limit.levels?.find((l) => l.level === 'user')?.id;
-    const session = limit.levels?.find((l) => l.level === 'session')?.id;
     let sent: string | undefined;
     let deadline = Infinity;
     try {
@@ -127,7 +120,7 @@ export class RedisBudgetStore implements BudgetStore {
         if (this.identity.evictionRefusal !== undefined) throw this.identity.evictionRefusal;
         if (this.identity.loss && this.onUnavailable === 'deny') throw this.identity.lossError();
         const offset = this.identity.clockOffsetMs;
-        const id = (sent = reservationId(this.nextUnique(), a.tokens, a.nano, user, session));
+        const id = (sent = reservationId(this.nextUnique(), a.tokens, a.nano, limit.levels ?? []));
         const call = reserveCall(keys, levels, a, limit, id, {
           shift: this.clockShift,
           leaseMs: this.leaseMs,
@@ -153,7 +146,7 @@ export class RedisBudgetStore implements BudgetStore {
     } catch (error) {
       // The caller goes on without this reservation: if the script still runs later, its hold must go.
       if (sent !== undefined && isUnavailable(error)) this.kept.keep({ operation: 'release', tenantId, reservationId: sent, spend: ZERO, since: Date.now(), error: describe(error) });
-      return this.reserveWithoutRedis(tenantId, error);
+      return reserveWithoutRedis(this.outage, tenantId, error);
     }
   }
 
@@ -169,7 +162,7 @@ export class RedisBudgetStore implements BudgetStore {
     this.renewal.remove(tenantId, id);
     const judged = limit ?? this.lastLimit.get(tenantId) ?? {};
     const op: UnwrittenBudgetOp = { operation: 'settle', tenantId, reservationId: id, spend: spendOf(a.tokens, a.nano), since: Date.now(), error: '', limit: judged };
-    return this.track(this.settleWithRetries(op));
+    return this.track(settleWithRetries(this.outage, op, (o) => this.write(o)));
   }
 
   /** Never rejects on an outage: a release that cannot reach Redis is kept and retried, and the lease ends it anyway. */
@@ -191,7 +184,7 @@ export class RedisBudgetStore implements BudgetStore {
   async usage(tenantId: string, windowMs: number | undefined, _now?: number): Promise<{ spent: Spend; reserved: Spend }> {
     const keys = this.keys(tenantId);
     const window = windowMs === undefined ? '' : String(Math.round(windowMs));
-    const r = await this.read(tenantId, async () => (await this.identity.ensure(false), this.eval(SCRIPTS.usage, tenantId, { keys: [keys.leases, keys.log, keys.settled, keys.ledger], args: [String(this.clockShift), window] })));
+    const r = await this.read(tenantId, async () => (await this.identity.ensure(false), this.eval(SCRIPTS.usage, tenantId, { keys: [keys.leases, keys.log, keys.settled, keys.ledger], args: [String(this.clockShift), window, LEVEL_PREFIXES] })));
     const reply = r as unknown[];
     return { spent: spendOf(reply[0], reply[1]), reserved: spendOf(reply[2], reply[3]) };
   }
@@ -272,46 +265,14 @@ export class RedisBudgetStore implements BudgetStore {
     return readSettleReply((await this.eval(SCRIPTS.settle, op.tenantId, call)) as unknown[], levels);
   }
 
-  private async settleWithRetries(op: UnwrittenBudgetOp): Promise<SettleResult> {
-    let delay = BACKOFF_FIRST_MS;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return (await this.write(op))!;
-      } catch (error) {
-        if (!isUnavailable(error)) {
-          // Not an outage but a fault (a script error, a key of the wrong type): kept, and thrown.
-          this.kept.keep({ ...op, error: describe(error) });
-          throw error;
-        }
-        if (attempt >= this.settleAttempts || this.closed) {
-          this.kept.keep({ ...op, error: describe(error) });
-          this.counters.unavailable('settle', 'queued');
-          return { charged: true, thresholds: [] };
-        }
-        await new Promise((resolve) => setTimeout(resolve, delay));
-        delay = Math.min(delay * 2, BACKOFF_MAX_MS);
-      }
-    }
-  }
 
   /** Moves the leases of calls still running out to leaseMs from now; answers the ids whose lease had lapsed. */
   private async renew(tenantId: string, ids: string[]): Promise<string[]> {
     const keys = this.keys(tenantId);
-    const r = await this.eval(SCRIPTS.renew, tenantId, { keys: [keys.leases, keys.levels], args: [String(this.clockShift), String(this.leaseMs), ...ids] });
+    const r = await this.eval(SCRIPTS.renew, tenantId, { keys: [keys.leases, keys.levels], args: [String(this.clockShift), String(this.leaseMs), LEVEL_PREFIXES, ...ids] });
     return (r as unknown[]).map(String);
   }
 
-  private reserveWithoutRedis(tenantId: string, error: unknown): ReserveResult {
-    if (!isUnavailable(error)) throw error;
-    if (this.onUnavailable === 'deny') {
-      this.counters.unavailable('reserve', 'denied');
-      throw new BudgetStoreUnavailableError(this.name, tenantId, { cause: error });
-    }
-    this.counters.unavailable('reserve', 'allowed');
-    const reason = `budget store ${this.name} unavailable: ${describe(error)}`;
-    this.log.warn({ store: this.name, tenant_id: tenantId, err: describe(error) }, "budget store unavailable; the model call runs unchecked (onUnavailable: 'allow')");
-    return { ok: true, reservationId: UNCHECKED_ID + randomUUID(), spent: { ...ZERO }, reserved: { ...ZERO }, unchecked: { reason } };
-  }
 
   /** A read for reports: an outage rejects with BudgetStoreUnavailableError naming the store. */
   private async read<T>(tenantId: string, run: () => Promise<T>): Promise<T> {
@@ -330,27 +291,10 @@ export class RedisBudgetStore implements BudgetStore {
     return reply;
   }
 
-  private keys(tenantId: string): TenantKeys {
-    let k = this.keyCache.get(tenantId);
-    if (k === undefined) {
-      if (this.keyCache.size >= MAX_CACHED_TENANTS) this.keyCache.clear();
-      k = tenantKeys(this.keyPrefix, tenantId);
-      this.keyCache.set(tenantId, k);
-    }
-    return k;
-  }
-
   /** Adds the tenant to the prefix's index (for `symfonic budget`), once a process; only on a write. */
   private index(client: RedisClient, tenantId: string): void {
     if (this.indexed.size >= MAX_CACHED_TENANTS) this.indexed.clear();
     this.indexed.add(tenantId);
     client.sadd(tenantIndexKey(this.keyPrefix), tenantId).catch(() => this.indexed.delete(tenantId));
   }
-}
-
-/** How long a settle may take: every attempt's time bound, and the backoff between them. */
-function settleBound(attempts: number, timeoutMs: number): number {
-  let waits = 0;
-  for (let i = 0, d = BACKOFF_FIRST_MS; i < attempts - 1; i++, d = Math.min(d * 2, BACKOFF_MAX_MS)) waits += d;
-  return attempts * timeoutMs + waits;
 }

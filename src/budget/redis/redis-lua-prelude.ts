@@ -20,24 +20,56 @@ end
 local function num(x) return tonumber(x) or 0 end
 local function floor0(x) if x < 0 then return 0 end return x end
 
--- A reservation id: "r<unique>:<tokens>:<nano>[:<user>:<session>]" (user and session escaped).
+-- The key prefixes of the levels inside the tenant ("u,s": INNER_LEVELS in budget-levels.ts), in
+-- the order their ids travel in reservation ids and log entries. A level's hash is base .. prefix .. ':' .. id.
+local function prefixes_of(text)
+  local p = {}
+  for x in string.gmatch(text, '[^,]+') do p[#p + 1] = x end
+  return p
+end
+
+-- A reservation id: "r<unique>:<tokens>:<nano>[:<id at level 1>:<id at level 2>...]" (ids escaped,
+-- '' at a level it is not held at). Returns tokens, nano and the ids' part (see ids_of).
 local function parse_id(id)
-  local t, n, u, s = string.match(id, '^r[^:]*:(%d+):(%d+):?([^:]*):?([^:]*)$')
-  return tonumber(t), tonumber(n), u or '', s or ''
+  local t, n, rest = string.match(id, '^r[^:]*:(%d+):(%d+)(.*)$')
+  return tonumber(t), tonumber(n), rest
 end
 
--- A log entry: "id|tokens|nano|user|session" (and "id:tokens:nano" from before levels).
-local function parse_log(e)
-  local t, n, u, s = string.match(e, '|(%d+)|(%d+)|([^|]*)|([^|]*)$')
-  if t then return tonumber(t), tonumber(n), u, s end
-  t, n = string.match(e, ':(%d+):(%d+)$')
-  return tonumber(t) or 0, tonumber(n) or 0, '', ''
+-- The ids by level of a reservation id's ids part ":<id>:<id>".
+local function ids_of(rest)
+  local ids = {}
+  for x in string.gmatch(rest or '', ':([^:]*)') do ids[#ids + 1] = x end
+  return ids
 end
 
--- Whether a log entry or reservation belongs to a level member ("u:<id>" / "s:<id>").
-local function belongs(member, u, s)
-  local kind, id = string.sub(member, 1, 1), string.sub(member, 3)
-  return (kind == 'u' and u == id) or (kind == 's' and s == id)
+-- The level hashes' members ("u:<id>") of ids by level.
+local function members_of(P, ids)
+  local m = {}
+  for i = 1, #ids do
+    if ids[i] ~= '' and P[i] then m[#m + 1] = P[i] .. ':' .. ids[i] end
+  end
+  return m
+end
+
+-- A log entry: "id|tokens|nano|<id at level 1>|<id at level 2>..." (the id may hold '|', so it is
+-- read from the end: as many level ids as there are levels, or fewer for an entry written when
+-- there were fewer; "id:tokens:nano" from before levels). Returns tokens, nano and the ids by level.
+local function parse_log(e, P)
+  for k = #P, 0, -1 do
+    local m = {string.match(e, '|(%d+)|(%d+)' .. string.rep('|([^|]*)', k) .. '$')}
+    if m[1] then return tonumber(table.remove(m, 1)), tonumber(table.remove(m, 1)), m end
+  end
+  local t, n = string.match(e, ':(%d+):(%d+)$')
+  return tonumber(t) or 0, tonumber(n) or 0, {}
+end
+
+-- Whether a log entry's ids (by level) belong to a level member ("u:<id>").
+local function belongs(member, P, ids)
+  for i = 1, #P do
+    local p = P[i] .. ':'
+    if string.sub(member, 1, #p) == p then return ids[i] == string.sub(member, #p + 1) end
+  end
+  return false
 end
 
 -- The period holding now among four starts "b0,b1,b2,b3" the caller computed for the zone.
@@ -68,17 +100,16 @@ local function unhold(key, t, n)
 end
 
 -- Leases that ended stop holding (that is how a dead process's hold ends): removed, their holds
--- freed at their user and session levels, and what they held at the tenant level returned.
-local function expire_leases(base, leases, now)
+-- freed at the levels inside the tenant they held at, and what they held at the tenant returned.
+local function expire_leases(base, leases, now, P)
   local gone = redis.call('ZRANGEBYSCORE', leases, '-inf', now)
   if #gone == 0 then return 0, 0 end
   local tok, nano = 0, 0
   for i = 1, #gone do
-    local t, n, u, s = parse_id(gone[i])
+    local t, n, rest = parse_id(gone[i])
     if t then
       tok, nano = tok + t, nano + n
-      if u ~= '' then unhold(base .. 'u:' .. u, t, n) end
-      if s ~= '' then unhold(base .. 's:' .. s, t, n) end
+      for _, m in ipairs(members_of(P, ids_of(rest))) do unhold(base .. m, t, n) end
     end
   end
   redis.call('ZREMRANGEBYSCORE', leases, '-inf', now)
@@ -86,12 +117,12 @@ local function expire_leases(base, leases, now)
 end
 
 -- Spend of one level (all of the tenant's when member is nil) settled after cutoff, from the log.
-local function sum_log_after(log, cutoff, member)
+local function sum_log_after(log, cutoff, member, P)
   local tok, nano = 0, 0
   local all = redis.call('ZRANGEBYSCORE', log, '(' .. string.format('%.0f', cutoff), '+inf')
   for i = 1, #all do
-    local t, n, u, s = parse_log(all[i])
-    if member == nil or belongs(member, u, s) then tok, nano = tok + t, nano + n end
+    local t, n, ids = parse_log(all[i], P)
+    if member == nil or belongs(member, P, ids) then tok, nano = tok + t, nano + n end
   end
   return tok, nano
 end
@@ -105,12 +136,12 @@ local function unwindow(key, win, t, n)
 end
 
 -- The tenant's window: spend settled at or before now - win rolls out of it, and out of the
--- window sums of the user and session it was settled for. A new window length is summed from
+-- window sums of the levels inside it it was settled for. A new window length is summed from
 -- the log once. Returns the tenant's sums inside the window.
-local function roll_window(base, ledger, log, win, wm, wt, wn, now)
+local function roll_window(base, ledger, log, win, wm, wt, wn, now, P)
   local cutoff = now - tonumber(win)
   if wm ~= win then
-    local tok, nano = sum_log_after(log, cutoff, nil)
+    local tok, nano = sum_log_after(log, cutoff, nil, P)
     redis.call('ZREMRANGEBYSCORE', log, '-inf', cutoff)
     redis.call('HSET', ledger, 'wm', win, 'wt', tok, 'wn', nano)
     return tok, nano
@@ -119,10 +150,9 @@ local function roll_window(base, ledger, log, win, wm, wt, wn, now)
   local old = redis.call('ZRANGEBYSCORE', log, '-inf', cutoff)
   if #old > 0 then
     for i = 1, #old do
-      local t, n, u, s = parse_log(old[i])
+      local t, n, ids = parse_log(old[i], P)
       tok, nano = tok - t, nano - n
-      if u ~= '' then unwindow(base .. 'u:' .. u, win, t, n) end
-      if s ~= '' then unwindow(base .. 's:' .. s, win, t, n) end
+      for _, m in ipairs(members_of(P, ids)) do unwindow(base .. m, win, t, n) end
     end
     redis.call('ZREMRANGEBYSCORE', log, '-inf', cutoff)
     redis.call('HSET', ledger, 'wt', floor0(tok), 'wn', floor0(nano))
@@ -132,9 +162,9 @@ end
 
 -- A user's or session's window sums (after the tenant's roll), summed from the log when the
 -- level has not kept them for this window length. The third value says they must be written.
-local function level_window(log, member, wm, wt, wn, win, now)
+local function level_window(log, member, wm, wt, wn, win, now, P)
   if wm == win then return num(wt), num(wn), false end
-  local tok, nano = sum_log_after(log, now - tonumber(win), member)
+  local tok, nano = sum_log_after(log, now - tonumber(win), member, P)
   return tok, nano, true
 end
 

@@ -1,27 +1,26 @@
-import type { CalendarPeriod, LevelCaps, Spend } from '../budget-store.js';
+import type { InnerLevel, LevelCaps, LevelOptions } from '../budget-levels.js';
+import type { CalendarPeriod, Spend } from '../budget-store.js';
 
 // The report's shapes live apart from the code that reads them, which reaches Redis: published
 // declarations that name them must not pull in the client's types (they need Node's).
 
 /** The limit a tenant's last reserve was checked against, as recorded for reports. */
-export interface RecordedLimit extends LevelCaps {
+export interface RecordedLimit extends LevelCaps, LevelOptions {
   windowMs?: number;
   period?: CalendarPeriod;
   timeZone?: string;
-  perUser?: LevelCaps;
-  perSession?: LevelCaps;
   thresholds?: number[];
 }
 
-/** One user or session of a tenant that holds or counts spend. */
+/** One user or session (one id at a level inside the tenant) that holds or counts spend. */
 export interface LevelReport {
-  readonly level: 'user' | 'session';
+  readonly level: InnerLevel;
   readonly id: string;
   /** What the tenant's limit counts at this level: inside its window or period, else all of it. */
   readonly spent: Spend;
   readonly totalSpent: Spend;
   readonly reserved: Spend;
-  /** The caps of this level (the tenant's perUser or perSession), or null when none was recorded. */
+  /** The caps of this level (the tenant's perUser, perSession, ...), or null when none was recorded. */
   readonly limit: LevelCaps | null;
 }
 

@@ -1,6 +1,7 @@
 import type { Spend } from '../budget-store.js';
 import { periodBounds } from '../calendar-period.js';
-import { unescapeLevelId, type TenantKeys } from './redis-budget-keys.js';
+import { LEVEL_NAMES, capsOf } from '../budget-levels.js';
+import { LEVEL_PREFIXES, memberLevel, type TenantKeys } from './redis-budget-keys.js';
 import { SCRIPTS } from './redis-budget-scripts.js';
 import type { RedisConnection } from './redis-connection.js';
 import type { LevelReport, RecordedLimit, TenantBudgetReport } from './redis-report-types.js';
@@ -29,7 +30,7 @@ export async function readReport(connection: RedisConnection, keys: TenantKeys, 
   const limit = recordedLimit((await connection.command('report', (c) => c.hget(keys.ledger, 'lim'))) ?? '');
   const window = limit?.windowMs === undefined ? '' : String(limit.windowMs);
   const periods = limit?.period === undefined ? '' : periodArg({ period: limit.period, timeZone: limit.timeZone ?? 'UTC' }, Date.now() + shift);
-  const { reply } = await connection.eval(SCRIPTS.report, [keys.leases, keys.log, keys.ledger, keys.levels], [String(shift), window, periods]);
+  const { reply } = await connection.eval(SCRIPTS.report, [keys.leases, keys.log, keys.ledger, keys.levels], [String(shift), window, periods, LEVEL_PREFIXES]);
   const r = reply as unknown[];
   const now = Number(r[0]);
   const levels: LevelReport[] = [];
@@ -41,9 +42,9 @@ export async function readReport(connection: RedisConnection, keys: TenantKeys, 
       own = figures;
       continue;
     }
-    const level = member.startsWith('u:') ? 'user' : 'session';
-    const caps = level === 'user' ? limit?.perUser : limit?.perSession;
-    levels.push({ level, id: unescapeLevelId(member.slice(2)), ...figures, limit: caps ?? null });
+    const at = memberLevel(member);
+    if (at === undefined) continue;
+    levels.push({ ...at, ...figures, limit: (limit && capsOf(limit, at.level)) ?? null });
   }
   const bounds = limit?.period === undefined ? null : periodBounds(limit.period, limit.timeZone ?? 'UTC', now);
   return {
@@ -54,6 +55,6 @@ export async function readReport(connection: RedisConnection, keys: TenantKeys, 
     reservations: Number(r[1]),
     limit,
     period: bounds === null ? null : { start: bounds.start, resetsAt: bounds.end },
-    levels: levels.sort((a, b) => (a.level === b.level ? a.id.localeCompare(b.id) : a.level === 'user' ? -1 : 1)),
+    levels: levels.sort((a, b) => (a.level === b.level ? a.id.localeCompare(b.id) : LEVEL_NAMES.indexOf(a.level) - LEVEL_NAMES.indexOf(b.level))),
   };
 }

@@ -1,6 +1,7 @@
-import type { BudgetLevel, BudgetLimit, LevelCaps, ReserveResult, SettleResult, Spend, ThresholdCrossing } from '../budget-store.js';
+import { INNER_LEVELS, capsOf, type BudgetLevel, type LevelCaps } from '../budget-levels.js';
+import type { BudgetLimit, ReserveResult, SettleResult, Spend, ThresholdCrossing } from '../budget-store.js';
 import { periodStarts } from '../calendar-period.js';
-import { escapeLevelId, levelMember, reservationLevels, type TenantKeys } from './redis-budget-keys.js';
+import { LEVEL_PREFIXES, levelIds, levelMember, reservationLevels, type HeldAt, type TenantKeys } from './redis-budget-keys.js';
 
 /** KEYS and ARGV of one script call. */
 export interface ScriptCall {
@@ -35,34 +36,33 @@ const capTokens = (c: LevelCaps): string => (c.maxTokens === undefined ? '' : St
 const capNano = (c: LevelCaps): string => (c.maxCostUsd === undefined ? '' : String(Math.round(c.maxCostUsd * NANO)));
 
 /**
- * The levels a call is held at: the tenant's, then the user's and the session's. For a reservation
- * of this store, the ones its id names (it settles where it was reserved); else the limit's.
+ * The levels a call is held at: the tenant's, then each inner level's. For a reservation of this
+ * store, the ones its id names (it settles where it was reserved); else the limit's.
  */
 export function scriptLevels(keys: TenantKeys, limit: BudgetLimit, reservationId?: string): ScriptLevel[] {
   const out: ScriptLevel[] = [{ level: 'tenant', id: undefined, key: keys.ledger, maxTokens: capTokens(limit), maxNano: capNano(limit), member: '' }];
   const named = reservationId === undefined ? undefined : reservationLevels(reservationId);
-  const wanted: { level: 'user' | 'session'; id: string }[] = named
-    ? [...(named.user !== undefined ? [{ level: 'user' as const, id: named.user }] : []), ...(named.session !== undefined ? [{ level: 'session' as const, id: named.session }] : [])]
-    : (limit.levels ?? []).map((l) => ({ level: l.level, id: l.id }));
-  for (const w of wanted) {
-    const caps = limit.levels?.find((l) => l.level === w.level && l.id === w.id) ?? (w.level === 'user' ? limit.perUser : limit.perSession) ?? {};
+  for (const w of named ?? limit.levels ?? []) {
+    const caps = limit.levels?.find((l) => l.level === w.level && l.id === w.id) ?? capsOf(limit, w.level) ?? {};
     const member = levelMember(w.level, w.id);
     out.push({ level: w.level, id: w.id, key: keys.base + member, maxTokens: capTokens(caps), maxNano: capNano(caps), member });
   }
   return out;
 }
 
-/** The limit as recorded for reports: the tenant's caps, its users' and sessions', window or period, thresholds. */
+/** The limit as recorded for reports: the tenant's caps, each inner level's, window or period, thresholds. */
 export function limitSpec(limit: BudgetLimit): string {
-  const userCaps = limit.perUser ?? limit.levels?.find((l) => l.level === 'user');
-  const sessionCaps = limit.perSession ?? limit.levels?.find((l) => l.level === 'session');
   const caps = (c: LevelCaps | undefined) => (c ? { ...(c.maxTokens !== undefined ? { maxTokens: c.maxTokens } : {}), ...(c.maxCostUsd !== undefined ? { maxCostUsd: c.maxCostUsd } : {}) } : undefined);
+  const levels: Record<string, LevelCaps | undefined> = {};
+  for (const l of INNER_LEVELS) {
+    const c = limit[l.option] ?? limit.levels?.find((x) => x.level === l.name);
+    if (c) levels[l.option] = caps(c);
+  }
   return JSON.stringify({
     ...caps(limit),
     ...(limit.windowMs !== undefined ? { windowMs: limit.windowMs } : {}),
     ...(limit.period !== undefined ? { period: limit.period, timeZone: limit.timeZone ?? 'UTC' } : {}),
-    ...(userCaps ? { perUser: caps(userCaps) } : {}),
-    ...(sessionCaps ? { perSession: caps(sessionCaps) } : {}),
+    ...levels,
     ...(limit.thresholds?.length ? { thresholds: limit.thresholds } : {}),
   });
 }
@@ -85,22 +85,21 @@ export interface ReserveContext {
 }
 
 export function reserveCall(keys: TenantKeys, levels: ScriptLevel[], amount: { tokens: string; nano: string }, limit: BudgetLimit, id: string, c: ReserveContext): ScriptCall {
-  const args = [String(c.shift), amount.tokens, amount.nano, String(c.leaseMs), id, c.giveUpBy === undefined ? '' : String(Math.floor(c.giveUpBy)), c.dataId ?? '', limitSpec(limit), windowArg(limit), periodArg(limit, Date.now() + c.shift)];
+  const args = [String(c.shift), amount.tokens, amount.nano, String(c.leaseMs), id, c.giveUpBy === undefined ? '' : String(Math.floor(c.giveUpBy)), c.dataId ?? '', limitSpec(limit), windowArg(limit), periodArg(limit, Date.now() + c.shift), LEVEL_PREFIXES];
   for (const l of levels) args.push(l.maxTokens, l.maxNano, l.member);
   return { keys: [keys.leases, keys.log, keys.levels, c.dataId === undefined ? keys.leases : c.dataIdKey, ...levels.map((l) => l.key)], args };
 }
 
 export function settleCall(keys: TenantKeys, levels: ScriptLevel[], id: string, actual: { tokens: string; nano: string }, limit: BudgetLimit, c: { shift: number; markerMs: string; leaseMs: number }): ScriptCall {
-  const args = [String(c.shift), id, actual.tokens, actual.nano, c.markerMs, String(c.leaseMs), windowArg(limit), periodArg(limit, Date.now() + c.shift), limit.thresholds?.join(',') ?? ''];
+  const held: HeldAt[] = levels.flatMap((l) => (l.level === 'tenant' ? [] : [{ level: l.level, id: l.id! }]));
+  const logIds = held.length === 0 ? '' : `|${levelIds(held, '|')}`;
+  const args = [String(c.shift), id, actual.tokens, actual.nano, c.markerMs, String(c.leaseMs), windowArg(limit), periodArg(limit, Date.now() + c.shift), limit.thresholds?.join(',') ?? '', LEVEL_PREFIXES, logIds];
   for (const l of levels) args.push(l.maxTokens, l.maxNano, l.member);
   return { keys: [keys.leases, keys.log, keys.settled, keys.levels, ...levels.map((l) => l.key)], args };
 }
 
 export function releaseCall(keys: TenantKeys, id: string, shift: number): ScriptCall {
-  const named = reservationLevels(id);
-  const levelKeys = [keys.ledger];
-  if (named?.user !== undefined) levelKeys.push(keys.base + 'u:' + escapeLevelId(named.user));
-  if (named?.session !== undefined) levelKeys.push(keys.base + 's:' + escapeLevelId(named.session));
+  const levelKeys = [keys.ledger, ...(reservationLevels(id) ?? []).map((h) => keys.base + levelMember(h.level, h.id))];
   return { keys: [keys.leases, ...levelKeys], args: [String(shift), id] };
 }
 

@@ -70,6 +70,18 @@ describe('RedisBudgetStore against Redis', () => {
     expect(await s.usage('t', undefined)).toEqual({ spent: spend(15), reserved: spend(20) });
   });
 
+  it("a short lease taken after a long one still ends on time: reserve skips the leases set only until the tenant's earliest lease end", async () => {
+    const s = store({ leaseMs: 60_000 });
+    await s.reserve('t', spend(10), { maxTokens: 100 });
+    const dead = new RedisBudgetStore({ redis: redis.url, keyPrefix: s.keyPrefix, leaseMs: 300 });
+    await dead.reserve('t', spend(80), { maxTokens: 100 });
+    await dead.close();
+    expect(await s.reserve('t', spend(20), { maxTokens: 100 })).toMatchObject({ ok: false, reserved: spend(90) });
+    await sleep(350);
+    // Only reserves in between (usage() would scan the leases itself): the 300 ms lease ended.
+    expect(await s.reserve('t', spend(20), { maxTokens: 100 })).toMatchObject({ ok: true, reserved: spend(10) });
+  });
+
   it('a reserve that reaches Redis after its caller gave up reserves nothing', async () => {
     const s = store();
     await s.reserve('t', spend(1), { maxTokens: 100 });
