@@ -20,8 +20,9 @@ afterAll(async () => {
   await server?.close();
 });
 
-const sum = (a: Usage, b: Usage) => ({ inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens });
-const tokens = (u: Usage) => ({ inputTokens: u.inputTokens, outputTokens: u.outputTokens });
+type Tokens = Pick<Usage, 'inputTokens' | 'outputTokens'>;
+const sum = (a: Tokens, b: Tokens): Tokens => ({ inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens });
+const tokens = (u: Tokens): Tokens => ({ inputTokens: u.inputTokens, outputTokens: u.outputTokens });
 
 describe('a durable session turn whose workers are killed', () => {
   it('is finished by another worker and kept once, its totals the response', async () => {
