@@ -1,6 +1,7 @@
 import { addUsage, emptyUsage, totalTokens, type Usage } from '../core/usage.js';
 import { roundUsd } from '../trace/usd.js';
 import { SessionStoreUnavailableError } from './session-errors.js';
+import { listProblem } from './session-messages.js';
 import type { SessionStore, SessionTurnRecord } from './session-store.js';
 import { MAX_TURNS_PAGE } from './turn-pages.js';
 
@@ -21,15 +22,7 @@ function recordProblem(r: unknown): string | undefined {
 
 /** A page a store answered turns() with, checked: a list of at most MAX_TURNS_PAGE records, each one whole. */
 function checkedPage(store: SessionStore, page: unknown): readonly SessionTurnRecord[] {
-  let where: string | undefined;
-  if (!Array.isArray(page)) where = `the top: ${page === null ? 'null' : typeof page}, not an array`;
-  else if (page.length > MAX_TURNS_PAGE) where = `the top: ${page.length} records, more than the ${MAX_TURNS_PAGE} a page holds`;
-  else {
-    for (let i = 0; i < page.length && where === undefined; i++) {
-      const problem = recordProblem(page[i]);
-      if (problem !== undefined) where = `${i}: ${problem}`;
-    }
-  }
+  const where = Array.isArray(page) && page.length > MAX_TURNS_PAGE ? `the top: ${page.length} records, more than the ${MAX_TURNS_PAGE} a page holds` : listProblem(page, recordProblem);
   if (where === undefined) return page as readonly SessionTurnRecord[];
   throw new SessionStoreUnavailableError(
     `session store ${store.constructor.name} answered turns() with something that is not a page of turn records (at ${where}). ` +
