@@ -23,7 +23,11 @@ async function seeded(/** @type {SessionStore} */ store, /** @type {string} */ s
   }
 }
 
-/** A store that reads one seeded session and appends to another (capped): every turn reads the same 20 messages. @param {SessionStore} inner */
+/**
+ * A store that reads one seeded session and appends to another (capped, and cleared between
+ * rounds, so a round's turns are a session's, not the whole bench's tens of thousands): every
+ * turn reads the same 20 messages. @param {SessionStore} inner
+ */
 function readingSeed(inner, /** @type {string} */ seed) {
   return /** @type {SessionStore} */ ({
     load: (key, o) => inner.load({ ...key, sessionId: seed }, o),
@@ -42,12 +46,12 @@ function leaf(/** @type {SessionStore | undefined} */ sessions) {
 
 /**
  * Two parts timed in the same rounds, the order rotating; the ratio taken per round.
- * @param {number} n @param {number} rounds @param {() => Promise<unknown>} a @param {() => Promise<unknown>} b @param {() => void} after
+ * @param {number} n @param {number} rounds @param {() => Promise<unknown>} a @param {() => Promise<unknown>} b @param {() => unknown} after
  */
 async function paired(n, rounds, a, b, after) {
   await timeSequential(n, a);
   await timeSequential(n, b);
-  after();
+  await after();
   /** @type {Timing[]} */ const ta = [];
   /** @type {Timing[]} */ const tb = [];
   const ratios = [];
@@ -56,7 +60,7 @@ async function paired(n, rounds, a, b, after) {
     const first = r % 2 === 0;
     const x = await timeSequential(n, first ? a : b);
     const y = await timeSequential(n, first ? b : a);
-    after();
+    await after();
     const [ra, rb] = first ? [x, y] : [y, x];
     ta.push(ra);
     tb.push(rb);
@@ -80,6 +84,7 @@ export async function sessionTurnCase({ quick, report, sdk }) {
     withSession.forget();
     without.forget();
     sdk.reset();
+    return store.clear(TENANT, 'seed-appended');
   });
   report(result('session_turn_plain_leaf', tb, n));
   report(result('session_turn', ta, n, { vs_plain_leaf: ratio, cpu_vs_plain_leaf: cpuRatio, history_messages: 20, note: `a leaf turn reading 20 messages and appending its own: ${ratio}x the same leaf without a session (cpu ${cpuRatio}x; goal <= 1.3)` }));
@@ -105,7 +110,7 @@ export async function sessionRedisCase(url, { quick, report }) {
     await raw.ping();
     await raw.ping();
   };
-  const { ta, tb, ratio, cpuRatio } = await paired(n, rounds, loadAndAppend, pings, () => undefined);
+  const { ta, tb, ratio, cpuRatio } = await paired(n, rounds, loadAndAppend, pings, () => store.clear(TENANT, 'appended'));
   report(result('session_turn_redis_pings', tb, n));
   report(result('session_turn_redis', ta, n, { vs_two_pings: ratio, cpu_vs_two_pings: cpuRatio, note: `a turn's load (20 messages) and append on Redis: ${ratio}x two bare PINGs (cpu ${cpuRatio}x; goal <= 2)` }));
   await store.clear(TENANT, 'seed');

@@ -114,6 +114,7 @@ export const TREE_HELP = `Usage: symfonic tree [options] FILE
        symfonic tree [options] --jaeger URL TRACE_ID
        symfonic tree --session ID --tenant T --redis URL [--jaeger URL]
                      [--json | --html FILE]
+       symfonic tree --session ID --tenant T --jaeger URL [--json | --html FILE]
 
 Draws the delegation trees recorded in FILE: OTLP/JSON, either one JSON object
 (pretty-printed or not: an ExportTraceServiceRequest, or a saved answer of
@@ -145,7 +146,11 @@ Options:
                         --json prints { sessionId, tenantId, turns: [each
                         turn's record], total: { usage, costUsd, turns } },
                         --html FILE writes every turn's tree on one page
-                        under the turn list and the session's total
+                        under the turn list and the session's total.
+                        With --jaeger and no --redis, the turns are found
+                        in Jaeger alone: the finished root runs whose spans
+                        carry symfonic.session_id ID and symfonic.tenant_id
+                        T (the last 30 days), each drawn as a turn
   --tenant T            the tenant the session is of (with --session)
   --redis URL           the session store's Redis (with --session)
   --key-prefix P        the store's keyPrefix (default symfonic:sessions:)

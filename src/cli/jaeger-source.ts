@@ -53,6 +53,31 @@ async function notJaeger(root: string, path: string, a: Answer): Promise<JaegerS
   return new JaegerSourceError(`${answered}: ${what ? `this is ${what}, ` : ''}not Jaeger's query API; ${QUERY_HINT}`);
 }
 
+/** One GET of Jaeger's query service, its body read up to `maxBytes`; a Jaeger that cannot be reached says so. */
+export async function askJaeger(root: string, path: string, options: { timeoutMs?: number; maxBytes?: number } = {}): Promise<Answer> {
+  try {
+    const response = await fetch(`${root}${path}`, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(options.timeoutMs ?? 60_000) });
+    return { status: response.status, type: response.headers.get('content-type') ?? '', text: await boundedText(response, options.maxBytes ?? 256 * 1024 * 1024) };
+  } catch (error) {
+    if (error instanceof JaegerSourceError) throw error;
+    throw new JaegerSourceError(`cannot reach Jaeger at ${root} (${describeFailure(error)}): is its query service running there? G${QUERY_HINT.slice(1)}`);
+  }
+}
+
+/** An answer's JSON, or the error saying it was not Jaeger's (an HTTP failure, a page, not JSON). */
+export async function jaegerJson(root: string, path: string, answer: Answer): Promise<unknown> {
+  if (answer.status === 404) throw await notJaeger(root, path, answer);
+  if (answer.status < 200 || answer.status > 299) {
+    throw new JaegerSourceError(`Jaeger at ${root} answered GET ${path} with HTTP ${answer.status}: ${gist(answer.text)}`);
+  }
+  try {
+    return JSON.parse(answer.text);
+  } catch {
+    const kind = /html/i.test(answer.type) || /^\s*</.test(answer.text) ? 'an HTML page' : `"${gist(answer.text.slice(0, 60))}"`;
+    throw new JaegerSourceError(`${root} answered GET ${path} with ${kind} (it began "${gist(answer.text.slice(0, 40))}"), not the JSON of Jaeger's query API; ${QUERY_HINT}`);
+  }
+}
+
 /**
  * The spans of one trace from Jaeger's query service (`GET {base}/api/v3/traces/{traceId}`, the
  * OTLP JSON of the v3 API). `base` is what serves the UI, e.g. http://localhost:16686, with its
@@ -61,32 +86,13 @@ async function notJaeger(root: string, path: string, a: Answer): Promise<JaegerS
 export async function fetchJaegerTrace(base: string, traceId: string, options: { timeoutMs?: number; maxBytes?: number } = {}): Promise<SpanRecord[]> {
   const root = base.replace(/\/+$/, '');
   const path = `/api/v3/traces/${traceId}`;
-  const url = `${root}${path}`;
-  const maxBytes = options.maxBytes ?? 256 * 1024 * 1024;
-  let answer: Answer;
-  try {
-    const response = await fetch(url, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(options.timeoutMs ?? 60_000) });
-    answer = { status: response.status, type: response.headers.get('content-type') ?? '', text: await boundedText(response, maxBytes) };
-  } catch (error) {
-    if (error instanceof JaegerSourceError) throw error;
-    throw new JaegerSourceError(`cannot reach Jaeger at ${root} (${describeFailure(error)}): is its query service running there? G${QUERY_HINT.slice(1)}`);
-  }
+  const answer = await askJaeger(root, path, options);
   if (isJaegerNotFound(answer)) {
     throw new JaegerSourceError(
       `trace ${traceId} is not in Jaeger at ${root}. Spans reach Jaeger a second or two after they are exported, and memory storage forgets them when Jaeger restarts`,
     );
   }
-  if (answer.status === 404) throw await notJaeger(root, path, answer);
-  if (answer.status < 200 || answer.status > 299) {
-    throw new JaegerSourceError(`Jaeger at ${root} answered GET ${path} with HTTP ${answer.status}: ${gist(answer.text)}`);
-  }
-  let body: unknown;
-  try {
-    body = JSON.parse(answer.text);
-  } catch {
-    const kind = /html/i.test(answer.type) || /^\s*</.test(answer.text) ? 'an HTML page' : `"${gist(answer.text.slice(0, 60))}"`;
-    throw new JaegerSourceError(`${root} answered GET ${path} with ${kind} (it began "${gist(answer.text.slice(0, 40))}"), not the JSON of Jaeger's query API; ${QUERY_HINT}`);
-  }
+  const body = await jaegerJson(root, path, answer);
   const result = (body as { result?: { resourceSpans?: unknown } } | null)?.result;
   if (!Array.isArray(result?.resourceSpans)) {
     const what = await whatAnswered(root);

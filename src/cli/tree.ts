@@ -63,19 +63,24 @@ function pictures(roots: TimedRunNode[], width: number): string {
   return out.join('\n') + '\n';
 }
 
-/** `--session ID --tenant T --redis URL [--jaeger URL]`: every turn of a session (session-tree.ts). */
+/** `--session ID --tenant T (--redis URL [--jaeger URL] | --jaeger URL)`: every turn of a session (session-tree.ts). */
 async function drawSession(v: { session?: string; tenant?: string; redis?: string; 'key-prefix'?: string; json?: boolean; html?: string }, positionals: string[], jaeger: string | undefined, jaegerUi: string | undefined, maxMb: number, width: number): Promise<number> {
   if (positionals.length > 0) throw new UsageError(`--session draws the session's turns: no FILE or trace id goes with it (got ${positionals.join(' ')})`, 'tree');
   if (v.tenant === undefined || v.tenant === '') throw new UsageError('--session needs --tenant T: a session id is one tenant\'s', 'tree');
-  if (v.redis === undefined) throw new UsageError('--session reads the turns from the session store: give --redis URL (redis://127.0.0.1:6379), and --jaeger URL to draw each turn\'s tree', 'tree');
-  if (!/^rediss?:\/\/[^/]/.test(v.redis)) throw new UsageError(`--redis must be a redis:// or rediss:// URL (got "${v.redis}")`, 'tree');
+  if (v.redis === undefined && jaeger === undefined) {
+    throw new UsageError("--session reads the turns from the session store: give --redis URL (redis://127.0.0.1:6379), and --jaeger URL to draw each turn's tree; or --jaeger URL alone, to find the turns in the traces", 'tree');
+  }
+  if (v['key-prefix'] !== undefined && v.redis === undefined) throw new UsageError('--key-prefix names the session store\'s keys: give --redis URL with it', 'tree');
+  if (v.redis !== undefined && !/^rediss?:\/\/[^/]/.test(v.redis)) throw new UsageError(`--redis must be a redis:// or rediss:// URL (got "${v.redis}")`, 'tree');
   const { sessionTree } = await import('./session-tree.js');
   const text = await sessionTree({
     sessionId: v.session!,
     tenantId: v.tenant,
     redis: v.redis,
     keyPrefix: v['key-prefix'],
+    jaeger,
     spans: jaeger === undefined ? undefined : (traceId) => jaegerSpans(jaeger, traceId, maxMb),
+    maxBytes: maxMb * 1024 * 1024,
     draw: (roots) => pictures(roots, width).replace(/\n$/, ''),
     format: v.json === true ? 'json' : v.html !== undefined ? 'html' : 'text',
     jaegerUi,

@@ -5,10 +5,10 @@ import { RunFailure } from '../core/run-outcome.js';
 import { failureOf, outcomeData } from '../delegation/child-record.js';
 import type { ChildFailure, ChildStep, FrameData } from '../snapshot/run-driver.js';
 import { SNAPSHOT_VERSION, type SpanLink, type SuspendedRun } from '../snapshot/run-snapshot.js';
-import { rootMemory } from '../session/session-memory.js';
 import type { AgentRegistry } from './agent-registry.js';
 import { DbosDriver, type ChildInput, type StepEngine } from './dbos-driver.js';
 import { openFrame } from './recorded-frame.js';
+import { treeMemory } from './tree-session.js';
 import type { TreeShape } from './tree-shape.js';
 
 /** A root workflow's input: the tree's first run, or one of its resumes. */
@@ -52,7 +52,7 @@ export async function runRoot(host: TreeHost, input: RootInput, workflowId: stri
     owned = opened.owned;
     const driver = new DbosDriver(host.engine, { root: input.agent, path: [], generation: input.generation, rootRunId: input.frame.rootRunId });
     // A root of its own conversation: an agent with sessions, a scope naming one (loaded and appended as in-process roots are).
-    const session = rootMemory(child.declares.sessions, opened.frame.scope, child.name);
+    const session = treeMemory(host.registry, input.agent, [], opened.frame.scope);
     const response = (await child.start(input.task, { frame: opened.frame, accounting: host.accounting, outputType: undefined, resume: input.resume, driver, session })) as AgentResponse;
     return { response: rootResponse(response, input) };
   } catch (error) {
@@ -79,7 +79,9 @@ export async function runChild(host: TreeHost, input: ChildInput): Promise<Child
     const opened = openFrame(input.start.frame, input.start.parentSpan);
     owned = opened.owned;
     const driver = new DbosDriver(host.engine, { root: input.root, path: input.path, generation: input.generation, rootRunId: input.start.frame.rootRunId });
-    const placement = { frame: opened.frame, accounting: host.accounting, outputType: roster.find(name)!.outputType, resume: input.start.resume, driver };
+    // Its own namespace of the tree's session, remembered with memory 'session' (history a recorded step of this workflow).
+    const session = treeMemory(host.registry, input.root, input.path, opened.frame.scope);
+    const placement = { frame: opened.frame, accounting: host.accounting, outputType: roster.find(name)!.outputType, resume: input.start.resume, driver, session };
     return { outcome: outcomeData(await roster.start(name, input.start.task, placement)) };
   } catch (error) {
     const cause = error instanceof RunFailure ? error.error : error;

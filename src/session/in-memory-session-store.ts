@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { readOptions } from '../core/options.js';
 import type { Message } from '../model/types.js';
 import { checkKey, checkSession, isRootNamespace } from './session-key.js';
-import { DEFAULT_MAX_MESSAGES_PER_SESSION, keepLast, storedMessage } from './session-messages.js';
+import { DEFAULT_MAX_MESSAGES_PER_SESSION, storedMessage } from './session-messages.js';
 import type { SessionKey, SessionStore, SessionTurn, SessionTurnRecord } from './session-store.js';
 import { pageOf, pageOptions } from './turn-pages.js';
 
@@ -21,7 +21,9 @@ const schema = z
   .strict();
 
 interface Namespace {
+  /** The namespace's messages from `start` on; those before it were dropped, and are cut off once they are as many as the cap. */
   messages: Message[];
+  start: number;
   appended: Set<string>;
 }
 
@@ -48,21 +50,21 @@ export class InMemorySessionStore implements SessionStore {
 
   async load(key: SessionKey, options: { maxMessages: number }): Promise<readonly Message[]> {
     checkKey(key);
-    const messages = this.#session(key.tenantId, key.sessionId, false)?.namespaces.get(key.agent)?.messages ?? [];
-    const from = Math.max(0, messages.length - options.maxMessages);
+    const ns = this.#session(key.tenantId, key.sessionId, false)?.namespaces.get(key.agent);
+    if (ns === undefined) return [];
     // Kept frozen (deeply): handed out as they are, no copy a turn.
-    return messages.slice(from);
+    return ns.messages.slice(Math.max(ns.start, ns.messages.length - options.maxMessages));
   }
 
   async append(key: SessionKey, turn: SessionTurn): Promise<void> {
     checkKey(key);
     const session = this.#session(key.tenantId, key.sessionId, true)!;
     let ns = session.namespaces.get(key.agent);
-    if (ns === undefined) session.namespaces.set(key.agent, (ns = { messages: [], appended: new Set() }));
+    if (ns === undefined) session.namespaces.set(key.agent, (ns = { messages: [], start: 0, appended: new Set() }));
     if (ns.appended.has(turn.rootRunId)) return;
     ns.appended.add(turn.rootRunId);
     for (const m of turn.messages) ns.messages.push(deepFreeze(storedMessage(m)));
-    const dropped = keepLast(ns.messages, this.#maxMessages);
+    const dropped = dropOldest(ns, this.#maxMessages);
     session.records.push(dropped > 0 ? { ...turn.record, droppedMessages: dropped } : { ...turn.record });
   }
 
@@ -91,13 +93,29 @@ export class InMemorySessionStore implements SessionStore {
   }
 }
 
+/**
+ * Drops the namespace's oldest messages past `max` and counts them. The list is cut only once
+ * the dropped are as many as the cap (the list at most twice the cap): cutting it at every
+ * append would shift the whole list each turn of a session at its cap.
+ */
+function dropOldest(ns: Namespace, max: number): number {
+  const over = ns.messages.length - ns.start - max;
+  if (over <= 0) return 0;
+  ns.start += over;
+  if (ns.start >= max) {
+    ns.messages.splice(0, ns.start);
+    ns.start = 0;
+  }
+  return over;
+}
+
 function deepFreeze(m: Message): Message {
   if (m.toolCalls !== undefined) for (const c of m.toolCalls) Object.freeze(c);
   if (m.toolCalls !== undefined) Object.freeze(m.toolCalls);
   return Object.freeze(m);
 }
 
-/** One map key per tenant and session, unambiguous whatever either holds. */
+/** One map key per tenant and session, unambiguous whatever either holds (the tenant's length first). */
 function sessionKey(tenantId: string, sessionId: string): string {
-  return JSON.stringify([tenantId, sessionId]);
+  return `${tenantId.length}:${tenantId}${sessionId}`;
 }

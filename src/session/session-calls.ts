@@ -6,33 +6,52 @@ import type { SessionMemory } from './session-memory.js';
 import { loadedMessages } from './session-messages.js';
 import type { SessionTurn } from './session-store.js';
 
-/** A store call that outlived its bound. */
-const LATE = Symbol('late');
-
 /**
  * One store call, bounded by the memory's timeoutMs (and, for a load, raced with the run's
  * signal, which the store is given): a store that fails, hangs or is slower than that answers
  * SessionStoreUnavailableError, never an hour's wait. An abort of the run stays the abort it is.
- * One timer a call and no controller (a controller and its signal cost a turn more than the
- * in-memory store's whole work).
+ * One promise of its own a call, and its timer armed only when the store has not answered by
+ * the next microtask: an in-process store has, and a timer (with the context manager's hooks on
+ * it) costs a turn more than the in-memory store's whole work.
  */
-async function storeCall<T>(memory: SessionMemory, signal: AbortSignal, what: string, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<typeof LATE>((resolve) => (timer = setTimeout(resolve, memory.timeoutMs, LATE)));
+function storeCall<T>(memory: SessionMemory, signal: AbortSignal, what: string, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  let work: Promise<T>;
   try {
-    const work = Promise.resolve().then(() => call(signal));
-    const answer = await raceAbort(Promise.race([work, late]), signal, `the session store's ${what}`);
-    if (answer !== LATE) return answer as T;
-    work.catch(() => undefined);
-    throw new SessionStoreUnavailableError(`the session store's ${what} of ${describe(memory)} took longer than sessionTimeoutMs (${memory.timeoutMs} ms).${what === 'load' ? REFUSED : ''}`);
+    work = raceAbort(Promise.resolve(call(signal)), signal, `the session store's ${what}`);
   } catch (error) {
-    if (signal.aborted || error instanceof SessionStoreUnavailableError) throw error;
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new SessionStoreUnavailableError(`the session store's ${what} of ${describe(memory)} failed: ${modelVisibleText(reason)}.${what === 'load' ? REFUSED : ''}`, { cause: error });
-  } finally {
-    clearTimeout(timer);
+    work = Promise.reject(error);
   }
+  return new Promise<T>((resolve, reject) => {
+    let settled = false;
+    let timer: NodeJS.Timeout | undefined;
+    work.then(
+      (answer) => {
+        settled = true;
+        clearTimeout(timer);
+        resolve(answer);
+      },
+      (error: unknown) => {
+        settled = true;
+        clearTimeout(timer);
+        reject(signal.aborted || error instanceof SessionStoreUnavailableError ? error : failed(memory, what, error));
+      },
+    );
+    queueMicrotask(() => {
+      if (settled) return;
+      timer = setTimeout(() => {
+        settled = true;
+        reject(new SessionStoreUnavailableError(`the session store's ${what} of ${describe(memory)} took longer than sessionTimeoutMs (${memory.timeoutMs} ms).${refused(what)}`));
+      }, memory.timeoutMs);
+    });
+  });
 }
+
+function failed(memory: SessionMemory, what: string, error: unknown): SessionStoreUnavailableError {
+  const reason = error instanceof Error ? error.message : String(error);
+  return new SessionStoreUnavailableError(`the session store's ${what} of ${describe(memory)} failed: ${modelVisibleText(reason)}.${refused(what)}`, { cause: error });
+}
+
+const refused = (what: string) => (what === 'load' ? REFUSED : '');
 
 const REFUSED = ' The turn was refused before any model call (nothing was charged): retry it once the store answers.';
 

@@ -41,33 +41,28 @@ function messageProblem(m: unknown): string | undefined {
   return bad < 0 ? undefined : `toolCalls.${bad} is not { id, name, arguments } of strings`;
 }
 
+/** Where a store's answer is not a list of what `problemOf` accepts (`the top: …`, or `i: …`), or undefined when it is one. */
+export function listProblem(answer: unknown, problemOf: (item: unknown) => string | undefined): string | undefined {
+  if (!Array.isArray(answer)) return `the top: ${answer === null ? 'null' : typeof answer}, not an array`;
+  for (let i = 0; i < answer.length; i++) {
+    const problem = problemOf(answer[i]);
+    if (problem !== undefined) return `${i}: ${problem}`;
+  }
+  return undefined;
+}
+
 /**
  * What a store answered to a load, checked before a model reads it: a list of messages, or a
  * refusal naming what came back. A store that answers garbage is a store that cannot be used.
  * (A loop, not a schema: it runs on every turn, and a turn's history is its longest input.)
  */
 export function loadedMessages(store: string, answer: unknown): readonly Message[] {
-  let where: string | undefined;
-  if (!Array.isArray(answer)) where = `the top: ${answer === null ? 'null' : typeof answer}, not an array`;
-  else {
-    for (let i = 0; i < answer.length && where === undefined; i++) {
-      const problem = messageProblem(answer[i]);
-      if (problem !== undefined) where = `${i}: ${problem}`;
-    }
-  }
+  const where = listProblem(answer, messageProblem);
   if (where === undefined) return answer as readonly Message[];
   throw new SessionStoreUnavailableError(
     `session store ${store} answered a load with something that is not a list of messages (at ${where}): the turn was refused before any model call. ` +
       'A SessionStore.load must resolve to an array of { role, content, toolCalls?, toolCallId? }.',
   );
-}
-
-/** `list` kept within `max`, oldest dropped first; how many were dropped. */
-export function keepLast<T>(list: T[], max: number): number {
-  const over = list.length - max;
-  if (over <= 0) return 0;
-  list.splice(0, over);
-  return over;
 }
 
 /** Earlier turns given by hand (`run(query, { history })`), checked as a store's answer is: a list of messages. */

@@ -19,12 +19,18 @@ export interface SessionKeys {
   readonly namespaces: string;
 }
 
+const hashed = (text: string) => createHash('sha256').update(text).digest('base64url').slice(0, 32);
+
 export function sessionKeys(prefix: string, tenantId: string, sessionId: string): SessionKeys {
-  const tag = createHash('sha256').update(JSON.stringify([tenantId, sessionId])).digest('base64url').slice(0, 32);
-  const base = `${prefix}{${tag}}`;
+  const base = `${prefix}{${hashed(JSON.stringify([tenantId, sessionId]))}}`;
+  // A turn's load and append name the same namespace: hashed once (a session has a few).
+  let named: { agent: string; key: string } | undefined;
   return {
     // A namespace is any string: its hash keeps the key short and free of anything odd.
-    messages: (agent) => `${base}:m:${createHash('sha256').update(agent).digest('base64url').slice(0, 32)}`,
+    messages(agent) {
+      if (named?.agent !== agent) named = { agent, key: `${base}:m:${hashed(agent)}` };
+      return named.key;
+    },
     appended: `${base}:appended`,
     records: `${base}:records`,
     recordIndex: `${base}:index`,

@@ -10,11 +10,12 @@ import { createHash } from 'node:crypto';
  */
 const APPEND = `
 if redis.call('SADD', KEYS[2], ARGV[1]) == 0 then return -1 end
+local len = 0
 for i = 7, #ARGV, 500 do
-  redis.call('RPUSH', KEYS[1], unpack(ARGV, i, math.min(i + 499, #ARGV)))
+  len = redis.call('RPUSH', KEYS[1], unpack(ARGV, i, math.min(i + 499, #ARGV)))
 end
+if len == 0 then len = redis.call('LLEN', KEYS[1]) end
 local dropped = 0
-local len = redis.call('LLEN', KEYS[1])
 local max = tonumber(ARGV[2])
 if len > max then
   dropped = len - max

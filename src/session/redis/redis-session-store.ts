@@ -50,6 +50,8 @@ const schema = z
   .strict();
 
 const DAY_MS = 86_400_000;
+/** Sessions whose keys a store keeps at hand; past it, it starts again (the keys are a hash away). */
+const RECENT_SESSIONS = 1_000;
 
 /**
  * Sessions in Redis, shared by every process that names the same Redis and prefix: a turn
@@ -64,6 +66,10 @@ export class RedisSessionStore implements SessionStore {
   readonly #ttlMs: number;
   readonly #maxMessages: number;
   #client: Promise<SessionClient> | undefined;
+  /** The client once made: a call does not wait a tick for a promise long settled. */
+  #ready: SessionClient | undefined;
+  /** The keys of the sessions last used, by tenant and session: a turn's load and append (and the next turn's) hash them once. */
+  readonly #recent = new Map<string, SessionKeys>();
 
   constructor(options: RedisSessionStoreOptions = {}) {
     const o = readOptions('RedisSessionStore', options, schema, { example: "new RedisSessionStore({ url: 'redis://127.0.0.1:6379' })" });
@@ -78,7 +84,7 @@ export class RedisSessionStore implements SessionStore {
   async load(key: SessionKey, options: { maxMessages: number }): Promise<readonly Message[]> {
     checkKey(key);
     const keys = this.#keys(key.tenantId, key.sessionId);
-    const raw = await (await this.#redis()).lrange(keys.messages(key.agent), -Math.max(1, options.maxMessages), -1);
+    const raw = await (this.#ready ?? (await this.#redis())).lrange(keys.messages(key.agent), -Math.max(1, options.maxMessages), -1);
     return raw.map((text) => parsed<Message>(text, 'message'));
   }
 
@@ -89,7 +95,7 @@ export class RedisSessionStore implements SessionStore {
     const record = isRootNamespace(key.agent) ? JSON.stringify(turn.record) : '';
     const args = [JSON.stringify([key.agent, turn.rootRunId]), String(this.#maxMessages), String(this.#ttlMs), record, turn.record.rootRunId, messagesKey, ...turn.messages.map((m) => JSON.stringify(storedMessage(m)))];
     const scriptKeys = [messagesKey, keys.appended, keys.records, keys.recordIndex, keys.namespaces];
-    const client = await this.#redis();
+    const client = this.#ready ?? (await this.#redis());
     try {
       await client.evalsha(APPEND_SCRIPT.sha, scriptKeys.length, ...scriptKeys, ...args);
     } catch (error) {
@@ -132,16 +138,23 @@ export class RedisSessionStore implements SessionStore {
   }
 
   #keys(tenantId: string, sessionId: string): SessionKeys {
-    return sessionKeys(this.#prefix, tenantId, sessionId);
+    // Length-prefixed: no two (tenant, session) pairs share an id, whatever either holds.
+    const id = `${tenantId.length}:${tenantId}${sessionId}`;
+    let keys = this.#recent.get(id);
+    if (keys === undefined) {
+      if (this.#recent.size >= RECENT_SESSIONS) this.#recent.clear();
+      this.#recent.set(id, (keys = sessionKeys(this.#prefix, tenantId, sessionId)));
+    }
+    return keys;
   }
 
   #redis(): Promise<SessionClient> {
-    if (this.#given !== undefined) return Promise.resolve(this.#given);
+    if (this.#given !== undefined) return Promise.resolve((this.#ready = this.#given));
     return (this.#client ??= import('ioredis').then(({ Redis }) => {
       const client = new Redis(this.#url!, { maxRetriesPerRequest: 1, commandTimeout: 5_000, connectTimeout: 5_000 });
       // A lost connection is said by the commands that fail (the turn refused, or sessionError): the socket's own errors are not news.
       client.on('error', () => undefined);
-      return client as unknown as SessionClient;
+      return (this.#ready = client as unknown as SessionClient);
     }));
   }
 }

@@ -11,11 +11,13 @@
 //
 // Environment: PG_URL, MODEL_URL, REDIS_URL, KEY_PREFIX, LEASE_MS, OTLP, SERVICE, EXECUTOR_ID,
 // TENANT, ROOT_RUN_ID, ROSTER ("v2" renames the clerk), PLANNER ("v2" adds a tool), EFFECTS (a file the
-// pay tool appends to).
+// pay tool appends to), SESSIONS_PREFIX (the planner keeps its conversations in a RedisSessionStore
+// under it and the researcher remembers, memory 'session'), SESSION (the scope's sessionId),
+// HANG_AFTER_APPEND (a namespace: once a turn is appended there, say so and never go on).
 // Prints one JSON line per event on stdout.
 import { appendFileSync } from 'node:fs';
 import { z } from 'zod';
-import { MetricsCollector, SubAgent, SubAgentSpec, SymfonicAgent, TenantBudgets, defineTool, openAICompatible } from '../../../dist/index.js';
+import { MetricsCollector, RedisSessionStore, SubAgent, SubAgentSpec, SymfonicAgent, TenantBudgets, defineTool, openAICompatible } from '../../../dist/index.js';
 import { RedisBudgetStore } from '../../../dist/budget/redis/redis-budget-store.js';
 import { startTelemetry } from '../../../dist/telemetry/index.js';
 import { startDurable } from '../../../dist/durable/index.js';
@@ -28,7 +30,24 @@ const errorOf = (e) => ({ name: e?.name, message: e?.message });
 const telemetry = startTelemetry({ otlpEndpoint: env.OTLP, serviceName: env.SERVICE, exportTimeoutMs: 3000 });
 const store = new RedisBudgetStore({ redis: env.REDIS_URL, keyPrefix: env.KEY_PREFIX, leaseMs: Number(env.LEASE_MS ?? 600_000) });
 const collector = new MetricsCollector({ budgets: new TenantBudgets({ store, limits: { [env.TENANT]: { maxTokens: 10_000_000 } } }) });
+const sessions = env.SESSIONS_PREFIX ? hangingAfterAppend(new RedisSessionStore({ url: env.REDIS_URL, keyPrefix: env.SESSIONS_PREFIX })) : undefined;
 const model = (name) => openAICompatible({ baseURL: env.MODEL_URL, model: name, apiKey: 'test-key', maxRetries: 0, headers: { 'x-worker': env.EXECUTOR_ID } });
+
+/** A session store that, once a turn is appended to HANG_AFTER_APPEND's namespace, says so and never answers: a worker to kill between the append and its workflow's end. */
+function hangingAfterAppend(store) {
+  return {
+    load: (key, options) => store.load(key, options),
+    turns: (tenantId, sessionId, options) => store.turns(tenantId, sessionId, options),
+    clear: (tenantId, sessionId) => store.clear(tenantId, sessionId),
+    close: () => store.close(),
+    async append(key, turn, options) {
+      await store.append(key, turn, options);
+      if (key.agent !== env.HANG_AFTER_APPEND) return;
+      say({ type: 'appended', agent: key.agent, rootRunId: turn.rootRunId });
+      await new Promise(() => undefined);
+    },
+  };
+}
 
 /** planner → researcher → checker: a grandchild under a child, each its own model. */
 function planner() {
@@ -45,7 +64,8 @@ function planner() {
     modelProvider: model('planner'),
     metricsCollector: collector,
     tools,
-    subAgents: [new SubAgent({ name: 'researcher', agent: researcher, description: 'Researches.' })],
+    subAgents: [new SubAgent({ name: 'researcher', agent: researcher, description: 'Researches.', memory: sessions ? 'session' : 'none' })],
+    ...(sessions ? { sessions, sessionTimeoutMs: 60_000 } : {}),
   });
 }
 
@@ -80,7 +100,7 @@ const durable = await startDurable({
   checkpointTimeoutMs: Number(env.CHECKPOINT_MS ?? 10_000),
 });
 say({ type: 'launched', version: durable.version });
-const scope = { tenantId: env.TENANT };
+const scope = { tenantId: env.TENANT, ...(env.SESSION ? { sessionId: env.SESSION } : {}) };
 
 async function main() {
   if (mode === 'run') return say({ type: 'result', response: await durable.run(env.AGENT ?? 'planner', env.TASK ?? 'tides', { scope, runId: env.ROOT_RUN_ID }) });
@@ -120,4 +140,5 @@ try {
   await durable.shutdown();
   await telemetry.shutdown();
   await store.close();
+  await sessions?.close();
 }

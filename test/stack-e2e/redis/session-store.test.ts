@@ -103,6 +103,22 @@ describe('RedisSessionStore against Redis', () => {
     expect(ttl).toBeLessThanOrEqual(60_000);
   });
 
+  it('stays bounded over 100,000 turns of one session, pages the turns back and clears them all', async () => {
+    const s = store({ maxMessagesPerSession: 500 });
+    const long = { ...key, sessionId: 'long' };
+    // Sent a batch at a time without waiting for each answer: one connection keeps them in order.
+    for (let i = 0; i < 100_000; i += 2_000) await Promise.all(Array.from({ length: 2_000 }, (_, j) => s.append(long, turn(`r${i + j}`, `q${i + j}`))));
+    const messages = await s.load(long, { maxMessages: 10_000 });
+    expect(messages).toHaveLength(500);
+    expect(messages.at(-1)!.content).toBe('re: q99999');
+    expect((await s.turns('acme', 'long', { limit: 2 })).map((t) => t.rootRunId)).toEqual(['r99998', 'r99999']);
+    expect((await s.turns('acme', 'long', { limit: 2, before: 'r50000' })).map((t) => t.rootRunId)).toEqual(['r49998', 'r49999']);
+    const agent = new SymfonicAgent({ name: 'support', modelProvider: scriptedModel(['x']), sessions: s });
+    expect(await agent.session('acme', 'long').totals()).toEqual({ usage: { inputTokens: 300_000, outputTokens: 100_000, source: 'reported' }, costUsd: 50_000, turns: 100_000 });
+    await s.clear('acme', 'long');
+    expect(await s.turns('acme', 'long')).toEqual([]);
+  }, 120_000);
+
   it('refuses a turn whose stored messages are garbage, before any model call', async () => {
     const keyPrefix = uniquePrefix('garbage');
     const s = store({}, keyPrefix);
