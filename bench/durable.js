@@ -6,6 +6,9 @@
 //   durable_step_async  the same with synchronous_commit=off on the durable connection
 //   durable_tree        what a tree adds once (its workflow started, its answer recorded), commit on
 //   durable_step_floor  one bare DBOS step in the same rounds: what any recorded step costs here
+//   durable_step_own    symfonic's own part of a step: durable_step minus the bare DBOS step, as a
+//                       share of DBOS's step (per round, then the median; goal <= 20%), and the
+//                       steps DBOS recorded for one tree, per model call (goal: one, its tool call another)
 // A step's figure is a difference of differences, all in the same rounds: (a tree of 21 model
 // calls, 20 of them with a tool call, minus a tree of one) per step, durable minus plain. DBOS is
 // one per process, so each durable configuration runs in a child process of its own; the plain
@@ -49,12 +52,21 @@ async function child() {
       await durable.shutdown();
       process.exit(0);
     }
+    if (m.type === 'count') return;
     const t =
       m.bare === undefined
         ? await timeSequential(m.n, () => durable.run('bench', String(m.turns), { runId: `bench-${process.pid}-${Date.now()}-${seq++}` }))
         : await timeSequential(m.n, async () => (await DBOS.startWorkflow(bare, { workflowID: `bare-${process.pid}-${Date.now()}-${seq++}` })(m.bare)).getResult());
     model.calls.length = 0;
     /** @type {any} */ (process).send({ type: 'timed', wall: t.wall });
+  });
+  process.on('message', async (/** @type {any} */ m) => {
+    if (m.type !== 'count') return;
+    // The steps DBOS recorded for one tree of m.turns model calls (each but the last with a tool call).
+    const runId = `count-${process.pid}-${Date.now()}`;
+    await durable.run('bench', String(m.turns), { runId });
+    const steps = (await DBOS.listWorkflowSteps(`symfonic:${runId}`)) ?? [];
+    /** @type {any} */ (process).send({ type: 'counted', names: steps.map((s) => s.name) });
   });
   /** @type {any} */ (process).send({ type: 'ready' });
 }
@@ -67,13 +79,15 @@ function durableSide(url, synchronous) {
   /** @param {string} type @returns {Promise<any>} */
   const next = (type) =>
     new Promise((resolve, reject) => {
+      const exited = (/** @type {number | null} */ code) => reject(new Error(`durable bench child exited (${code}) before "${type}"`));
       const on = (/** @type {any} */ m) => {
         if (m.type !== type) return;
         c.off('message', on);
+        c.off('exit', exited);
         resolve(m);
       };
       c.on('message', on);
-      c.once('exit', (code) => reject(new Error(`durable bench child exited (${code}) before "${type}"`)));
+      c.once('exit', exited);
     });
   return {
     ready: next('ready'),
@@ -88,6 +102,12 @@ function durableSide(url, synchronous) {
       const answer = next('timed');
       c.send({ bare: steps, n });
       return /** @type {number} */ ((await answer).wall);
+    },
+    /** The names of the steps DBOS recorded for one tree of `turns` model calls. @param {number} turns */
+    count: async (turns) => {
+      const answer = next('counted');
+      c.send({ type: 'count', turns });
+      return /** @type {string[]} */ ((await answer).names);
     },
     stop: () => c.send({ type: 'stop' }),
   };
@@ -112,8 +132,8 @@ export async function durableCases(url, { quick, wanted, report }) {
   try {
     // Warm-up: code, connections, DBOS's tables.
     for (const turns of [1, LONG]) await Promise.all([plain(turns), sides.on.time(turns, 2), sides.off.time(turns, 2)]);
-    /** @type {{ on: number[], off: number[], tree: number[], floor: number[] }} */
-    const added = { on: [], off: [], tree: [], floor: [] };
+    /** @type {{ on: number[], off: number[], tree: number[], floor: number[], own: number[], ownUs: number[], ownOff: number[] }} */
+    const added = { on: [], off: [], tree: [], floor: [], own: [], ownUs: [], ownOff: [] };
     for (let r = 0; r < rounds; r++) {
       /** @type {Record<string, Record<number, number>>} */
       const us = { plain: {}, on: {}, off: {} };
@@ -128,6 +148,12 @@ export async function durableCases(url, { quick, wanted, report }) {
       added.floor.push(bare / STEPS);
       const perStep = (/** @type {string} */ k) => (us[k][LONG] - us[k][1]) / STEPS;
       added.on.push(perStep('on') - perStep('plain'));
+      // symfonic's own part of a recorded step, against DBOS's step measured in the same round.
+      added.ownUs.push(perStep('on') - perStep('plain') - bare / STEPS);
+      added.own.push((perStep('on') - perStep('plain') - bare / STEPS) / (bare / STEPS));
+      // The same with synchronous_commit=off, where the commit's wait (most of a step, and most of its noise) is gone.
+      const bareOff = ((await sides.off.bare(STEPS, n)) - (await sides.off.bare(0, n))) / STEPS;
+      added.ownOff.push((perStep('off') - perStep('plain') - bareOff) / bareOff);
       added.off.push(perStep('off') - perStep('plain'));
       added.tree.push(us['on'][1] - us['plain'][1]);
     }
@@ -140,6 +166,25 @@ export async function durableCases(url, { quick, wanted, report }) {
       const floor = quantile(added.floor, 0.5);
       report({ case: 'durable_step_floor', median_us: round2(floor), p90_us: round2(quantile(added.floor, 0.9)), rounds, n, note: `${ms(floor)} ms: one bare DBOS step (runStep of a no-op), synchronous_commit=on` });
       step('durable_step', added.on, 'on');
+      const names = await sides.on.count(LONG);
+      const models = names.filter((x) => x.startsWith('model:')).length;
+      const tools = names.filter((x) => x.startsWith('tool:')).length;
+      const share = quantile(added.own, 0.5);
+      report({
+        case: 'durable_step_own',
+        median_us: round2(quantile(added.ownUs, 0.5)),
+        p90_us: round2(quantile(added.ownUs, 0.9)),
+        rounds,
+        n,
+        share_of_dbos_step: round2(share),
+        share_p90: round2(quantile(added.own, 0.9)),
+        share_of_dbos_step_async: round2(quantile(added.ownOff, 0.5)),
+        recorded_steps: names.length,
+        model_steps: models,
+        tool_steps: tools,
+        steps_per_model_call: round2(models === 0 ? NaN : (names.length - tools) / LONG),
+        note: `symfonic adds ${Math.round(share * 100)}% to DBOS's step (${Math.round(quantile(added.ownOff, 0.5) * 100)}% with synchronous_commit=off; goal <= 20%); ${names.length} steps recorded for ${LONG} model calls and ${LONG - 1} tool calls (${models} model, ${tools} tool; goal: one step a model call)`,
+      });
     }
     if (wanted('durable_step_async')) step('durable_step_async', added.off, 'off');
     if (wanted('durable_tree')) {

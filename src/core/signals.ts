@@ -29,6 +29,18 @@ export interface OwnedSignal {
   dispose(): void;
 }
 
+/**
+ * A stop for work that listens rather than passes a signal on: it says whether it has fired and
+ * tells its followers, and makes an AbortSignal only for a reader of `signal`.
+ */
+export interface CallSignal {
+  readonly aborted: boolean;
+  /** Why it fired (undefined until it does). */
+  readonly reason: unknown;
+  /** An AbortSignal that aborts with it, for code that takes one. */
+  readonly signal: AbortSignal;
+}
+
 const FREE: OwnedSignal = Object.freeze({ signal: NEVER_ABORTS, timedOut: false, abort() {}, dispose() {} });
 
 /** The longest delay Node's timers keep (2^31 − 1 ms): a limit further off sets no timer. */
@@ -45,16 +57,16 @@ const OWNER = Symbol('symfonic.signalOwner');
 type Owned = AbortSignal & { [OWNER]?: LinkedSignal };
 
 /** Calls `onAbort` once when `signal` aborts (a signal of symfonic's own tells it directly; any other through a listener). */
-function follow(signal: AbortSignal, onAbort: () => void): void {
-  const owner = (signal as Owned)[OWNER];
+function follow(signal: AbortSignal | LinkedSignal, onAbort: () => void): void {
+  const owner = signal instanceof LinkedSignal ? signal : (signal as Owned)[OWNER];
   if (owner !== undefined) owner.follow(onAbort);
-  else signal.addEventListener('abort', onAbort, { once: true });
+  else (signal as AbortSignal).addEventListener('abort', onAbort, { once: true });
 }
 
-function unfollow(signal: AbortSignal, onAbort: () => void): void {
-  const owner = (signal as Owned)[OWNER];
+function unfollow(signal: AbortSignal | LinkedSignal, onAbort: () => void): void {
+  const owner = signal instanceof LinkedSignal ? signal : (signal as Owned)[OWNER];
   if (owner !== undefined) owner.followers.delete(onAbort);
-  else signal.removeEventListener('abort', onAbort);
+  else (signal as AbortSignal).removeEventListener('abort', onAbort);
 }
 
 /**
@@ -62,8 +74,10 @@ function unfollow(signal: AbortSignal, onAbort: () => void): void {
  * follower on the parent (a caller's signal is not ours to load with one listener per wait), one
  * timer, both gone on dispose.
  */
-class LinkedSignal implements OwnedSignal {
-  private readonly controller = new AbortController();
+class LinkedSignal implements OwnedSignal, CallSignal {
+  /** Made when `signal` is first read: an AbortSignal costs 10 µs or more to make on Node 20, and a call that only races on this object never needs one. */
+  private controller: AbortController | undefined;
+  private abortedWith: { reason: unknown } | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private forward: (() => void) | undefined;
   private capLifted = false;
@@ -76,20 +90,33 @@ class LinkedSignal implements OwnedSignal {
     after: number | undefined,
     timeoutReason: () => Error,
   ) {
-    const signal: Owned = this.controller.signal;
-    signal[OWNER] = this;
     if (parent !== undefined && parent !== NEVER_ABORTS) {
       if (parent.aborted) this.abort(parent.reason);
       else follow(parent, (this.forward = () => this.abort(parent.reason)));
     }
-    if (after !== undefined && !signal.aborted) {
+    if (after !== undefined && this.abortedWith === undefined) {
       if (after <= 0) this.fire(timeoutReason);
       else if (after <= MAX_TIMER_MS) this.timer = setTimeout(() => this.fire(timeoutReason), after);
     }
   }
 
   get signal(): AbortSignal {
+    if (this.controller === undefined) {
+      const controller = (this.controller = new AbortController());
+      (controller.signal as Owned)[OWNER] = this;
+      if (this.capLifted) setMaxListeners(0, controller.signal);
+      if (this.abortedWith !== undefined) controller.abort(this.abortedWith.reason);
+    }
     return this.controller.signal;
+  }
+
+  get aborted(): boolean {
+    return this.abortedWith !== undefined;
+  }
+
+  /** The reason as the AbortSignal gives it (an abort without one reads as an AbortError). */
+  get reason(): unknown {
+    return this.abortedWith === undefined ? undefined : this.signal.reason;
   }
 
   /**
@@ -101,7 +128,7 @@ class LinkedSignal implements OwnedSignal {
     this.followers.add(onAbort);
     if (!this.capLifted && this.followers.size > 1) {
       this.capLifted = true;
-      setMaxListeners(0, this.controller.signal);
+      if (this.controller !== undefined) setMaxListeners(0, this.controller.signal);
     }
   }
 
@@ -111,8 +138,9 @@ class LinkedSignal implements OwnedSignal {
   }
 
   abort(reason: unknown): void {
-    if (this.controller.signal.aborted) return;
-    this.controller.abort(reason);
+    if (this.abortedWith !== undefined) return;
+    this.abortedWith = { reason };
+    this.controller?.abort(reason);
     const followers = [...this.followers];
     this.followers.clear();
     for (const f of followers) f();
@@ -149,6 +177,21 @@ export function childSignal(parent: AbortSignal, timeoutMs: number | undefined):
     reason.name = 'TimeoutError';
     return reason;
   });
+}
+
+/**
+ * A call's stop: it follows `parent` and fires at `timeoutMs` with `reason()`. Its AbortSignal is
+ * made only if someone reads `signal`; `whenAborted` listens without one.
+ */
+export function callSignal(parent: AbortSignal | undefined, timeoutMs: number, reason: () => Error): OwnedSignal & CallSignal {
+  return new LinkedSignal(parent, timeoutMs, reason);
+}
+
+/** Calls `onAbort` once when `signal` aborts; returns how to stop listening. */
+export function whenAborted(signal: AbortSignal | CallSignal, onAbort: () => void): () => void {
+  const target = signal instanceof LinkedSignal || signal instanceof AbortSignal ? signal : signal.signal;
+  follow(target, onAbort);
+  return () => unfollow(target, onAbort);
 }
 
 /**

@@ -1,6 +1,7 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { Readable } from 'node:stream';
+import { whenAborted, type CallSignal } from '../core/signals.js';
 
 /** How much of a refusal's body (a non-2xx answer) is kept to quote: enough to read, never a dump. */
 export const QUOTE_BYTES = 4096;
@@ -82,7 +83,7 @@ export class RemoteHttp {
    * Sends a request and resolves once its answer's status and headers are in; `onSent` is told
    * when the whole request has gone out. Aborting `signal` drops the connection.
    */
-  open(target: Target, method: string, headers: Readonly<Record<string, string>>, body: string | undefined, signal: AbortSignal | undefined, onSent?: () => void): Promise<HttpOpened> {
+  open(target: Target, method: string, headers: Readonly<Record<string, string>>, body: string | undefined, signal: AbortSignal | CallSignal | undefined, onSent?: () => void): Promise<HttpOpened> {
     const flat: string[] = [];
     // The length is the body's, and a Host the caller gave wins over ours: each is sent once, as a
     // strict proxy refuses a request that carries two.
@@ -98,16 +99,16 @@ export class RemoteHttp {
     return new Promise<HttpOpened>((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
       const secure = target.secure;
+      let unlisten: (() => void) | undefined;
       const req = (secure ? httpsRequest : httpRequest)({ ...target.options, method, headers: flat, agent: secure ? this.https : this.http }, (res) => {
-        res.once('close', () => signal?.removeEventListener('abort', onAbort));
+        if (unlisten !== undefined) res.once('close', unlisten);
         resolve({ status: res.statusCode ?? 502, statusText: res.statusMessage ?? '', headers: res.headers, body: res });
       });
       // Destroying the request closes its connection: that is what tells a served symfonic agent to stop.
-      const onAbort = () => req.destroy(signal?.reason instanceof Error ? signal.reason : new DOMException('aborted', 'AbortError'));
-      signal?.addEventListener('abort', onAbort, { once: true });
+      if (signal !== undefined) unlisten = whenAborted(signal, () => req.destroy(signal.reason instanceof Error ? signal.reason : new DOMException('aborted', 'AbortError')));
       if (onSent) req.once('finish', onSent);
       req.once('error', (error) => {
-        signal?.removeEventListener('abort', onAbort);
+        unlisten?.();
         reject(error);
       });
       req.end(body);
@@ -115,7 +116,7 @@ export class RemoteHttp {
   }
 
   /** A request answered whole: a 2xx body within `limit` bytes, any other status quoted. */
-  async exchange(target: Target, method: string, headers: Readonly<Record<string, string>>, body: string | undefined, signal: AbortSignal | undefined, limit: number): Promise<HttpAnswer> {
+  async exchange(target: Target, method: string, headers: Readonly<Record<string, string>>, body: string | undefined, signal: AbortSignal | CallSignal | undefined, limit: number): Promise<HttpAnswer> {
     const opened = await this.open(target, method, headers, body, signal);
     const ok = opened.status >= 200 && opened.status < 300;
     const text = await readCounted(opened.body, ok ? limit : QUOTE_BYTES, !ok);

@@ -1,7 +1,7 @@
 import { abortErrorFrom, isAbortError } from '../core/errors.js';
 import type { RunFrame } from '../core/run-frame.js';
 import { RunFailure } from '../core/run-outcome.js';
-import { NEVER_ABORTS } from '../core/signals.js';
+import { callSignal, type CallSignal } from '../core/signals.js';
 import { AnswerTooLargeError } from './http-client.js';
 import { outgoingHeaders } from './outgoing-headers.js';
 import { remoteOutcome, RemoteFailed, type RemoteAnswer } from './remote-answer.js';
@@ -66,41 +66,13 @@ async function cancelQuietly(connected: Connected, reader: RemoteTaskReader, con
  * wire); a call the remote refused at the door spent nothing and rejects as its error.
  */
 export async function callRemote(connected: Connected, s: CallSettings, task: string, frame: RunFrame, resume?: RemoteResume): Promise<RemoteChildResponse | RemotePaused> {
-  const stop = new CallStop(frame.signal, s.timeoutMs);
+  // The call's own stop: the frame's signal (the parent's abort, its child timeout) or this call's
+  // timeout. One timer and one follower on the frame's signal, and no AbortSignal unless a transport asks for one.
+  const stop = callSignal(frame.signal, s.timeoutMs, () => new DOMException(`no answer within ${s.timeoutMs} ms`, 'TimeoutError'));
   try {
-    return await call(connected, s, task, frame, stop.signal, resume);
+    return await call(connected, s, task, frame, stop, resume);
   } finally {
     stop.dispose();
-  }
-}
-
-/**
- * The call's own signal: aborted by the frame's (the parent's abort, its child timeout) or by
- * this call's timeout. One controller and one timer, where AbortSignal.timeout and .any cost a
- * signal each and a listener registry on every hop.
- */
-class CallStop {
-  private readonly controller = new AbortController();
-  private readonly timer: ReturnType<typeof setTimeout>;
-  private readonly onAbort = () => this.controller.abort(this.parent?.reason);
-
-  constructor(
-    private readonly parent: AbortSignal | undefined,
-    timeoutMs: number,
-  ) {
-    this.timer = setTimeout(() => this.controller.abort(new DOMException(`no answer within ${timeoutMs} ms`, 'TimeoutError')), timeoutMs);
-    if (parent === undefined || parent === NEVER_ABORTS) return;
-    if (parent.aborted) this.onAbort();
-    else parent.addEventListener('abort', this.onAbort, { once: true });
-  }
-
-  get signal(): AbortSignal {
-    return this.controller.signal;
-  }
-
-  dispose(): void {
-    clearTimeout(this.timer);
-    this.parent?.removeEventListener('abort', this.onAbort);
   }
 }
 
@@ -119,7 +91,7 @@ async function pausedOutcome(connected: Connected, s: CallSettings, frame: RunFr
   return new RemoteFailed(new RemoteAgentError(s.name, `${why}. The remote task was cancelled.`), absorbedUsage(reader.usage, '', reader.statusText));
 }
 
-async function call(connected: Connected, s: CallSettings, task: string, frame: RunFrame, signal: AbortSignal, resume: RemoteResume | undefined): Promise<RemoteChildResponse | RemotePaused> {
+async function call(connected: Connected, s: CallSettings, task: string, frame: RunFrame, signal: CallSignal, resume: RemoteResume | undefined): Promise<RemoteChildResponse | RemotePaused> {
   const span = new RemoteSpan(s.name, connected.server, frame.traceContext);
   const lineage = s.lineage ?? connected.extension;
   const events = frame.events !== undefined && lineage && connected.transport.streaming ? new RemoteEvents(frame.events, frame, s.remoteEvents, (why) => span.eventsLimited(why)) : undefined;

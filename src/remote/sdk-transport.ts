@@ -47,7 +47,7 @@ export class SdkTransport implements A2ATransport {
   }
 
   async send(call: RemoteSend, reader: RemoteTaskReader): Promise<void> {
-    const options = { signal: call.signal, serviceParameters: SdkTransport.parameters(call.headers) };
+    const options = { signal: call.signal.signal, serviceParameters: SdkTransport.parameters(call.headers) };
     // The SDK's client sends before it resolves anything: from here the remote may be working.
     call.onDispatched();
     if (!this.streaming) {

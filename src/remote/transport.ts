@@ -1,4 +1,5 @@
 import type { Decisions } from '../core/interruption.js';
+import type { CallSignal } from '../core/signals.js';
 import type { RemoteTaskReader } from './remote-task.js';
 
 /** One call's message to a remote agent, as a transport sends it. */
@@ -10,7 +11,8 @@ export interface RemoteSend {
   messageId: string;
   /** The caller's headers, trace context, lineage baggage and extension activation, lower-cased. */
   headers: Readonly<Record<string, string>>;
-  signal: AbortSignal;
+  /** Stops the call (the caller's abort, the call's timeout); its `signal` is made only for code that needs an AbortSignal. */
+  signal: CallSignal;
   /** Ask the served tree for its run events (the usage-lineage extension's `events`). */
   events: boolean;
   /** Told once the remote has the request (the body went out): from then on, work may have happened. */
