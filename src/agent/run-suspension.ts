@@ -1,6 +1,7 @@
 import { trace } from '@opentelemetry/api';
 import { ConfigurationError, type BudgetExceededError } from '../core/errors.js';
 import type { Decision, Decisions, Interruption } from '../core/interruption.js';
+import { decisionFits, decisionsText, kindWithArticle, type CallKind, type DecisionForm } from '../core/interruption-kinds.js';
 import type { RunFigures } from '../core/run-outcome.js';
 import type { Message, ToolCall } from '../model/types.js';
 import type { RunWait, SuspendedRun, WaitingInterruption } from '../snapshot/run-snapshot.js';
@@ -25,7 +26,7 @@ function lineage(run: RunState): Pick<Interruption, 'runId' | 'rootRunId' | 'par
 }
 
 /** A tool call that waits for approval, or (ask_user) for an answer. */
-export function toolWait(run: RunState, call: ToolCall, index: number, kind: 'approval' | 'question', detail: { input?: unknown; question?: string }): { wait: WaitingInterruption; interruption: Interruption } {
+export function toolWait(run: RunState, call: ToolCall, index: number, kind: CallKind, detail: { input?: unknown; question?: string }): { wait: WaitingInterruption; interruption: Interruption } {
   const id = interruptionId(run, index);
   const interruption: Interruption = { id, kind, ...lineage(run), tool: call.name, callId: call.id, ...detail };
   if (kind === 'approval') (interruption as { inputDigest?: string }).inputDigest = inputDigest(call.name, call.arguments);
@@ -87,17 +88,12 @@ export function waitsOf(root: SuspendedRun): Map<string, WaitingInterruption> {
 /** Ids named in one error at most. */
 const LISTED = 10;
 
-const FITS: Record<WaitingInterruption['kind'], (d: Decision) => boolean> = {
-  approval: (d) => 'approve' in d,
-  question: (d) => 'answer' in d || ('approve' in d && d.approve === false),
-  budget: (d) => 'retry' in d || ('approve' in d && d.approve === false),
-};
-
-const EXPECTED: Record<WaitingInterruption['kind'], string> = {
-  approval: '{ approve: true } (with the interruption\'s inputDigest, to bind it) or { approve: false, reason? }',
-  question: '{ answer: string } or { approve: false, reason? }',
-  budget: '{ retry: true } or { approve: false }',
-};
+/** A decision form as the API writes it. */
+function apiForm(form: DecisionForm, reasonRead: boolean): string {
+  if (form === 'approve') return "{ approve: true } (with the interruption's inputDigest, to bind it)";
+  if (form === 'decline') return reasonRead ? '{ approve: false, reason? }' : '{ approve: false }';
+  return form === 'answer' ? '{ answer: string }' : '{ retry: true }';
+}
 
 function isDecision(d: unknown): d is Decision {
   if (typeof d !== 'object' || d === null) return false;
@@ -140,8 +136,8 @@ export function checkDecisions(root: SuspendedRun, decisions: unknown, rules: { 
   }
   for (const [id, wait] of waits) {
     const d = given[id];
-    if (!isDecision(d) || !FITS[wait.kind](d)) {
-      throw new ConfigurationError(`resume: the decision for "${id}" (${wait.kind === 'approval' ? 'an' : 'a'} ${wait.kind} interruption) must be ${EXPECTED[wait.kind]}; got ${preview(d)}. Nothing was run.`);
+    if (!isDecision(d) || !decisionFits(wait.kind, d)) {
+      throw new ConfigurationError(`resume: the decision for "${id}" (${kindWithArticle(wait.kind)} interruption) must be ${decisionsText(wait.kind, apiForm)}; got ${preview(d)}. Nothing was run.`);
     }
   }
   checkDigests(root, given as Decisions, rules.digestsRequired === true);

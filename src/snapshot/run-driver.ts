@@ -1,5 +1,6 @@
 import type { BudgetRefusal } from '../core/errors.js';
 import type { Decisions, Interruption } from '../core/interruption.js';
+import type { CallKind } from '../core/interruption-kinds.js';
 import type { RunFrame } from '../core/run-frame.js';
 import type { Spent } from '../core/run-outcome.js';
 import type { Scope } from '../core/scope.js';
@@ -72,7 +73,7 @@ export type ModelStep =
 export type ToolStep = { readonly content: string; readonly span: StepSpan | null } | { readonly wait: ToolWait; readonly span: StepSpan | null };
 
 export interface ToolWait {
-  readonly kind: 'approval' | 'question';
+  readonly kind: CallKind;
   readonly input?: unknown;
   readonly question?: string;
 }
