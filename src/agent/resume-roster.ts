@@ -1,18 +1,10 @@
 import { SnapshotError } from '../core/errors.js';
-import { DELEGATION_CAPABILITY } from '../delegation/delegation-capability.js';
 import { resumesRemoteTasks } from '../delegation/framed-child.js';
 import { resumesSuspended } from '../delegation/resumable-child.js';
 import type { DelegationRoster } from '../delegation/roster.js';
+import { rosterOf } from '../delegation/tools.js';
 import type { SuspendedRun } from '../snapshot/run-snapshot.js';
 import type { AgentCore } from './agent-core.js';
-
-/** The roster of an agent-like child (its delegation capability's), if it delegates. */
-function rosterOf(agent: unknown): DelegationRoster | undefined {
-  const capabilities = (agent as { capabilities?: unknown } | null)?.capabilities;
-  if (!Array.isArray(capabilities)) return undefined;
-  const delegation = capabilities.find((c: { name?: unknown }) => c?.name === DELEGATION_CAPABILITY) as { roster?: DelegationRoster } | undefined;
-  return delegation?.roster;
-}
 
 function childName(args: string): string | undefined {
   try {

@@ -2,7 +2,8 @@ import { ConfigurationError } from '../core/errors.js';
 import type { Agent } from '../agent/simple-agent.js';
 import type { SymfonicAgent } from '../agent/symfonic-agent.js';
 import { TreeChangedError } from './durable-errors.js';
-import { rosterOf, shapeChanges, shapeVersion, treeShape, type TreeShape } from './tree-shape.js';
+import { rosterOf } from '../delegation/tools.js';
+import { shapeChanges, shapeVersion, treeShape, type TreeShape } from './tree-shape.js';
 
 /** An agent a durable tree can start from: it runs a run placed from recorded data through its child door. */
 export type DurableAgent = SymfonicAgent | Agent;

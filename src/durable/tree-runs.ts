@@ -9,7 +9,8 @@ import { SESSION_MEMORY } from '../session/session-memory.js';
 import type { AgentRegistry } from './agent-registry.js';
 import { DbosDriver, type ChildInput, type StepEngine } from './dbos-driver.js';
 import { openFrame } from './recorded-frame.js';
-import { rosterOf, type TreeShape } from './tree-shape.js';
+import { rosterOf } from '../delegation/tools.js';
+import type { TreeShape } from './tree-shape.js';
 
 /** A root workflow's input: the tree's first run, or one of its resumes. */
 export interface RootInput {

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ConfigurationError } from '../core/errors.js';
-import { rosterOfTool } from '../delegation/tools.js';
-import type { DelegationRoster } from '../delegation/roster.js';
+import { rosterOf } from '../delegation/tools.js';
 import type { Tool } from '../tool/define-tool.js';
 
 /**
@@ -21,11 +20,6 @@ const MAX_SHAPE_DEPTH = 32;
 export function toolsOf(agent: unknown): readonly Tool[] {
   const tools = (agent as { tools?: unknown } | null)?.tools;
   return Array.isArray(tools) ? (tools as Tool[]) : [];
-}
-
-/** The roster an agent delegates through, if it delegates. */
-export function rosterOf(agent: unknown): DelegationRoster | undefined {
-  return rosterOfTool(toolsOf(agent).find((t) => t.name === 'run_agent'));
 }
 
 export function treeShape(name: string, agent: unknown, depth = 0): TreeShape {
