@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { SnapshotError } from '../core/errors.js';
 import { ID_PATTERN, ID_RULE } from '../core/ids.js';
 import { KIND_NAMES } from '../core/interruption-kinds.js';
+import { scopeSchema } from '../core/scope.js';
 import { SNAPSHOT_VERSION, type RunSnapshot, type SuspendedRun } from './run-snapshot.js';
 
 /** Runs nested deeper than this are no tree a depth ceiling (at most 32) lets grow: refused before anything reads them. */
@@ -21,10 +22,7 @@ const toolCall = z.object({ id: z.string(), name: z.string(), arguments: z.strin
 const message = z
   .object({ role: z.enum(['user', 'assistant', 'tool']), content: z.string(), toolCalls: z.array(toolCall).optional(), toolCallId: z.string().optional() })
   .strict();
-const scope = z
-  .object({ tenantId: z.string().min(1), userId: z.string().min(1).optional(), sessionId: z.string().min(1).optional(), attributes: z.record(z.string(), z.string()).optional() })
-  .strict();
-const place = z.object({ rootRunId: id, parentRunId: id.nullable(), depth: count, scope: scope.nullable() }).strict();
+const place = z.object({ rootRunId: id, parentRunId: id.nullable(), depth: count, scope: scopeSchema.nullable() }).strict();
 const amount = z.number().nonnegative().finite();
 const refusal = z
   .object({ tenantId: z.string().min(1), limitName: z.enum(['maxTokens', 'maxCostUsd']), limit: amount, spent: amount, reserved: amount, requested: amount })
