@@ -5,6 +5,7 @@ import { decisionFits, decisionsText, kindWithArticle, type CallKind, type Decis
 import type { RunFigures } from '../core/run-outcome.js';
 import type { Message, ToolCall } from '../model/types.js';
 import type { RunWait, SuspendedRun, WaitingInterruption } from '../snapshot/run-snapshot.js';
+import { placeFields } from '../snapshot/run-driver.js';
 import type { RunState } from './run-state.js';
 import { inputDigest } from '../snapshot/input-digest.js';
 import { checkDigests, preview } from './approval-digests.js';
@@ -56,10 +57,7 @@ function plainMessage(m: Message): Message {
 /** The run as data, as it suspends: what it cannot be rebuilt without. The root also states its place in the tree. */
 export function suspendedRun(run: RunState, waits: RunWait, figures: RunFigures, delegatedTo: readonly string[], isRoot: boolean): SuspendedRun {
   const f = run.frame;
-  const out: { -readonly [K in keyof SuspendedRun]: SuspendedRun[K] } = { runId: f.runId, messages: run.messages.slice(run.turnFrom).map(plainMessage), turns: run.turns, figures, delegatedTo: [...delegatedTo], waits };
-  if (isRoot) out.place = { rootRunId: f.rootRunId, parentRunId: f.parentRunId, depth: f.depth, scope: f.scope ?? null };
-  if (f.maxDepth !== undefined) out.maxDepth = f.maxDepth;
-  if (f.deadline !== undefined) out.deadline = f.deadline;
+  const out: { -readonly [K in keyof SuspendedRun]: SuspendedRun[K] } = { runId: f.runId, ...placeFields(f, isRoot), messages: run.messages.slice(run.turnFrom).map(plainMessage), turns: run.turns, figures, delegatedTo: [...delegatedTo], waits };
   const records = run.delegationRecords();
   if (records.size > 0) out.delegations = [...records].map(([toolCallId, record]) => ({ toolCallId, ...record }));
   const sc = run.span.spanContext();

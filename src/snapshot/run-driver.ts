@@ -131,6 +131,15 @@ export function frameData(frame: Pick<RunFrame, 'runId' | 'rootRunId' | 'parentR
   return data;
 }
 
+/** What a suspending run writes of its place: the root its place in the tree, every run its ceiling and deadline when set. placedData reads it back. */
+export function placeFields(frame: Pick<RunFrame, 'rootRunId' | 'parentRunId' | 'depth' | 'maxDepth' | 'scope' | 'deadline'>, isRoot: boolean): Pick<SuspendedRun, 'place' | 'maxDepth' | 'deadline'> {
+  const out: { -readonly [K in 'place' | 'maxDepth' | 'deadline']?: SuspendedRun[K] } = {};
+  if (isRoot) out.place = { rootRunId: frame.rootRunId, parentRunId: frame.parentRunId, depth: frame.depth, scope: frame.scope ?? null };
+  if (frame.maxDepth !== undefined) out.maxDepth = frame.maxDepth;
+  if (frame.deadline !== undefined) out.deadline = frame.deadline;
+  return out;
+}
+
 /**
  * A suspended root's place in its tree as frame data: the one reading of a snapshot's `place`,
  * whether the tree resumes in this process (run-start.ts) or on a durable worker (tree-resume.ts).
