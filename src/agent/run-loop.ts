@@ -1,6 +1,7 @@
 import { modelVisibleText } from '../core/redact.js';
 import { BudgetExceededError, MaxTurnsExceededError, SnapshotError, abortErrorFrom } from '../core/errors.js';
 import type { Decision, Decisions, Interruption } from '../core/interruption.js';
+import { declinedText } from '../core/interruption-kinds.js';
 import { isPromise } from '../core/promise.js';
 import { endedDelegation } from '../core/run-event.js';
 import { instructionsFor, parseOutput } from '../core/structured-output.js';
@@ -82,7 +83,7 @@ function resumeOf(state: Exclude<CallState, { result: string }>, decisions: Deci
   if ('approve' in d && d.approve) return { approved: true };
   // A person's reason reaches the model as an error text does: cut, and with no secret in it.
   const reason = 'reason' in d && d.reason ? ` The reason given: ${modelVisibleText(d.reason)}` : '';
-  const what = state.wait.kind === 'question' ? 'The user declined to answer.' : 'The user declined this call, so it did not run.';
+  const what = declinedText(state.wait.kind);
   return { content: `${what}${reason}`, ok: false };
 }
 

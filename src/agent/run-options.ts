@@ -1,6 +1,7 @@
 import type { Context } from '@opentelemetry/api';
 import type { ZodType } from 'zod';
 import { ConfigurationError } from '../core/errors.js';
+import { ID_RULE, isId, sameIdProblem } from '../core/ids.js';
 import { refuseUnknownKeys } from '../core/options.js';
 import { outputTypeProblem } from '../core/output-type.js';
 import type { AskUser } from '../core/run-frame.js';
@@ -80,7 +81,6 @@ export interface RunRequest {
 }
 
 const KEYS = ['scope', 'runId', 'rootRunId', 'parentRunId', 'agentDepth', 'signal', 'parentContext', 'metricsCollector', 'maxAgentDepth', 'outputType', 'askUser', 'onEvent', 'deadline', 'history', 'toolChoice'] as const;
-const ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 
 const EMPTY: RunRequest = Object.freeze({
   scope: undefined, runId: undefined, rootRunId: undefined, parentRunId: null, depth: 0, signal: undefined,
@@ -90,8 +90,8 @@ const EMPTY: RunRequest = Object.freeze({
 
 function checkId(field: string, value: unknown): string | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'string' || !ID.test(value)) {
-    throw new ConfigurationError(`run option ${field} must be an id of 1–128 letters, digits, "_", ".", ":" or "-" (got ${JSON.stringify(value)}); omit it and one is minted.`);
+  if (!isId(value)) {
+    throw new ConfigurationError(`run option ${field} must be ${ID_RULE} (got ${JSON.stringify(value)}); omit it and one is minted.`);
   }
   return value;
 }
@@ -107,9 +107,8 @@ function checkKeys(options: object): void {
 }
 
 function checkLineage(runId: string | undefined, rootRunId: string | undefined, parentRunId: string | null): void {
-  if (parentRunId !== null && runId === parentRunId) {
-    throw new ConfigurationError(`runId and parentRunId are both "${runId}": a run never runs under its parent's id. Omit runId and a fresh one is minted.`);
-  }
+  const same = sameIdProblem(runId, parentRunId);
+  if (same !== undefined) throw new ConfigurationError(`${same}. Omit runId and a fresh one is minted.`);
   if (parentRunId === null && rootRunId !== undefined && rootRunId !== runId) {
     throw new ConfigurationError(
       `rootRunId "${rootRunId}" was given for a root run (no parentRunId): a root's rootRunId is its own runId. ` +

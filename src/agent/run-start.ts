@@ -1,6 +1,6 @@
 import { context as otelContext, trace } from '@opentelemetry/api';
-import { ConfigurationError, SnapshotError } from '../core/errors.js';
-import { makeScope } from '../core/scope.js';
+import { ConfigurationError } from '../core/errors.js';
+import { frameFromData, placedData } from '../snapshot/run-driver.js';
 import { claimSnapshot, isChecked, openSnapshot } from '../snapshot/snapshot-policy.js';
 import { checkRoster } from './resume-roster.js';
 import { checkDecisions } from './run-suspension.js';
@@ -144,7 +144,7 @@ export async function resumeStart(core: AgentCore, input: unknown, options: Resu
   const given = readResumeOptions(options);
   const snapshot = openSnapshot(core.snapshots, input, core.name);
   const run = snapshot.run;
-  if (run.place === undefined) throw new SnapshotError('the snapshot\'s root run does not say where it stands in its tree (its "place"): it is not a snapshot this code wrote.');
+  const data = placedData(run);
   checkRoster(core, run);
   // Unchecked snapshots bind an approval to its input only through the digest the decision carries.
   const decisions = checkDecisions(run, given.decisions, { digestsRequired: !isChecked(core.snapshots) });
@@ -153,25 +153,12 @@ export async function resumeStart(core: AgentCore, input: unknown, options: Resu
   await claimSnapshot(core.snapshots, snapshot, core.name);
   const request = readRunOptions({ ...(given.signal ? { signal: given.signal } : {}), ...(given.onEvent ? { onEvent: given.onEvent } : {}), ...(given.askUser ? { askUser: given.askUser } : {}) });
   if (hub !== undefined && request.onEvent !== undefined) hub.listen(request.onEvent);
-  const place = run.place;
   const events = hub ?? listenerSink(core, request);
   // The same root: its events number on after the last one delivered before the pause.
   if (snapshot.seq !== undefined && events instanceof EventHub) events.continueFrom(snapshot.seq);
   const owned = rootSignal(request.signal, run.deadline, hub !== undefined);
-  const frame = freezeFrame({
-    runId: run.runId,
-    rootRunId: place.rootRunId,
-    parentRunId: place.parentRunId,
-    depth: place.depth,
-    maxDepth: run.maxDepth,
-    scope: place.scope === null ? undefined : makeScope(place.scope),
-    deadline: run.deadline,
-    signal: owned.signal,
-    traceContext: run.span === undefined ? otelContext.active() : trace.setSpanContext(otelContext.active(), { traceId: run.span.traceId, spanId: run.span.spanId, traceFlags: run.span.flags, isRemote: true }),
-    askUser: request.askUser,
-    events,
-    resumable: true,
-  });
-  const session = place.parentRunId === null ? rootMemory(core.sessions, frame.scope, core.name) : undefined;
+  const traceContext = run.span === undefined ? otelContext.active() : trace.setSpanContext(otelContext.active(), { traceId: run.span.traceId, spanId: run.span.spanId, traceFlags: run.span.flags, isRemote: true });
+  const frame = frameFromData(data, { signal: owned.signal, traceContext, askUser: request.askUser, events });
+  const session = data.parentRunId === null ? rootMemory(core.sessions, frame.scope, core.name) : undefined;
   return { frame, accounting: given.accounting, outputType: given.outputType, owned, history: undefined, door: false, wrapped: undefined, resume: { run, decisions }, session };
 }

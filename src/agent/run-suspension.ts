@@ -1,9 +1,11 @@
 import { trace } from '@opentelemetry/api';
 import { ConfigurationError, type BudgetExceededError } from '../core/errors.js';
 import type { Decision, Decisions, Interruption } from '../core/interruption.js';
+import { decisionFits, decisionsText, kindWithArticle, type CallKind, type DecisionForm } from '../core/interruption-kinds.js';
 import type { RunFigures } from '../core/run-outcome.js';
 import type { Message, ToolCall } from '../model/types.js';
 import type { RunWait, SuspendedRun, WaitingInterruption } from '../snapshot/run-snapshot.js';
+import { placeFields } from '../snapshot/run-driver.js';
 import type { RunState } from './run-state.js';
 import { inputDigest } from '../snapshot/input-digest.js';
 import { checkDigests, preview } from './approval-digests.js';
@@ -25,7 +27,7 @@ function lineage(run: RunState): Pick<Interruption, 'runId' | 'rootRunId' | 'par
 }
 
 /** A tool call that waits for approval, or (ask_user) for an answer. */
-export function toolWait(run: RunState, call: ToolCall, index: number, kind: 'approval' | 'question', detail: { input?: unknown; question?: string }): { wait: WaitingInterruption; interruption: Interruption } {
+export function toolWait(run: RunState, call: ToolCall, index: number, kind: CallKind, detail: { input?: unknown; question?: string }): { wait: WaitingInterruption; interruption: Interruption } {
   const id = interruptionId(run, index);
   const interruption: Interruption = { id, kind, ...lineage(run), tool: call.name, callId: call.id, ...detail };
   if (kind === 'approval') (interruption as { inputDigest?: string }).inputDigest = inputDigest(call.name, call.arguments);
@@ -55,10 +57,7 @@ function plainMessage(m: Message): Message {
 /** The run as data, as it suspends: what it cannot be rebuilt without. The root also states its place in the tree. */
 export function suspendedRun(run: RunState, waits: RunWait, figures: RunFigures, delegatedTo: readonly string[], isRoot: boolean): SuspendedRun {
   const f = run.frame;
-  const out: { -readonly [K in keyof SuspendedRun]: SuspendedRun[K] } = { runId: f.runId, messages: run.messages.slice(run.turnFrom).map(plainMessage), turns: run.turns, figures, delegatedTo: [...delegatedTo], waits };
-  if (isRoot) out.place = { rootRunId: f.rootRunId, parentRunId: f.parentRunId, depth: f.depth, scope: f.scope ?? null };
-  if (f.maxDepth !== undefined) out.maxDepth = f.maxDepth;
-  if (f.deadline !== undefined) out.deadline = f.deadline;
+  const out: { -readonly [K in keyof SuspendedRun]: SuspendedRun[K] } = { runId: f.runId, ...placeFields(f, isRoot), messages: run.messages.slice(run.turnFrom).map(plainMessage), turns: run.turns, figures, delegatedTo: [...delegatedTo], waits };
   const records = run.delegationRecords();
   if (records.size > 0) out.delegations = [...records].map(([toolCallId, record]) => ({ toolCallId, ...record }));
   const sc = run.span.spanContext();
@@ -87,17 +86,12 @@ export function waitsOf(root: SuspendedRun): Map<string, WaitingInterruption> {
 /** Ids named in one error at most. */
 const LISTED = 10;
 
-const FITS: Record<WaitingInterruption['kind'], (d: Decision) => boolean> = {
-  approval: (d) => 'approve' in d,
-  question: (d) => 'answer' in d || ('approve' in d && d.approve === false),
-  budget: (d) => 'retry' in d || ('approve' in d && d.approve === false),
-};
-
-const EXPECTED: Record<WaitingInterruption['kind'], string> = {
-  approval: '{ approve: true } (with the interruption\'s inputDigest, to bind it) or { approve: false, reason? }',
-  question: '{ answer: string } or { approve: false, reason? }',
-  budget: '{ retry: true } or { approve: false }',
-};
+/** A decision form as the API writes it. */
+function apiForm(form: DecisionForm, reasonRead: boolean): string {
+  if (form === 'approve') return "{ approve: true } (with the interruption's inputDigest, to bind it)";
+  if (form === 'decline') return reasonRead ? '{ approve: false, reason? }' : '{ approve: false }';
+  return form === 'answer' ? '{ answer: string }' : '{ retry: true }';
+}
 
 function isDecision(d: unknown): d is Decision {
   if (typeof d !== 'object' || d === null) return false;
@@ -140,8 +134,8 @@ export function checkDecisions(root: SuspendedRun, decisions: unknown, rules: { 
   }
   for (const [id, wait] of waits) {
     const d = given[id];
-    if (!isDecision(d) || !FITS[wait.kind](d)) {
-      throw new ConfigurationError(`resume: the decision for "${id}" (${wait.kind === 'approval' ? 'an' : 'a'} ${wait.kind} interruption) must be ${EXPECTED[wait.kind]}; got ${preview(d)}. Nothing was run.`);
+    if (!isDecision(d) || !decisionFits(wait.kind, d)) {
+      throw new ConfigurationError(`resume: the decision for "${id}" (${kindWithArticle(wait.kind)} interruption) must be ${decisionsText(wait.kind, apiForm)}; got ${preview(d)}. Nothing was run.`);
     }
   }
   checkDigests(root, given as Decisions, rules.digestsRequired === true);

@@ -5,6 +5,7 @@ import { abortErrorFrom, failsTheRun } from '../core/errors.js';
 import type { RunEmitter } from '../core/run-event.js';
 import type { RunFrame } from '../core/run-frame.js';
 import { FrameToolContext } from '../run/run-projections.js';
+import type { CallKind } from '../core/interruption-kinds.js';
 import type { DelegationCallContext, DrivenStep, ResumableTool } from '../delegation/call-context.js';
 import type { SessionMemory } from '../session/session-memory.js';
 import type { DelegationRecords } from '../delegation/delegation-record.js';
@@ -109,7 +110,7 @@ function approvalNeeded(tool: Tool, input: unknown, ctx: CallContext): boolean |
  * suspend once the turn's other calls finish. A run that cannot suspend (inside a wrapped child)
  * gets a message instead, and the call does not run.
  */
-function pause(run: RunState, span: Span, call: ToolCall, index: number, kind: 'approval' | 'question', detail: { input?: unknown; question?: string }): Message | PausedCall {
+function pause(run: RunState, span: Span, call: ToolCall, index: number, kind: CallKind, detail: { input?: unknown; question?: string }): Message | PausedCall {
   if (!run.suspendable) {
     const why = kind === 'approval' ? `tool "${call.name}" needs a person's approval` : 'ask_user needs an answer from a person';
     return finish(run, span, call, `${why}, and this run cannot wait for one: it runs inside a wrapped child (code of your own around the agent), which cannot be resumed. The call did not run. Go on without it.`, false);

@@ -1,4 +1,5 @@
 import { SymfonicError } from '../core/errors.js';
+import { isCallKind } from '../core/interruption-kinds.js';
 import type { Message, ToolCall } from '../model/types.js';
 import { PausedCall } from '../snapshot/paused-call.js';
 import type { Recorded, RunDriver, StepKey, ToolStep, ToolWait } from '../snapshot/run-driver.js';
@@ -25,7 +26,7 @@ function recordedTool(run: RunState, call: ToolCall, index: number, resume: Call
     const at = stepSpan(run, span);
     if (!(result instanceof PausedCall)) return { content: result.content, span: at };
     const state = result.state;
-    if (!('wait' in state) || state.wait.kind === 'budget') {
+    if (!('wait' in state) || !isCallKind(state.wait.kind)) {
       throw new SymfonicError(`tool "${call.name}" answered a paused call of its own making; in a durable tree only run_agent's child can suspend a call.`);
     }
     const i = result.interruptions[0];

@@ -4,6 +4,8 @@
  * tree; and the same as data for --json.
  */
 import type { Interruption } from '../core/interruption.js';
+import { firstDecision, takes, toldText } from '../core/interruption-kinds.js';
+import { cliVerb } from './demo-pause-settings.js';
 import { wrapText } from './fit.js';
 import { symfonicCommand } from './invocation.js';
 import type { Style } from './style.js';
@@ -17,15 +19,9 @@ export interface WrittenSuspension {
   readonly interruptions: readonly Interruption[];
 }
 
-/** The first decision to suggest for an interruption's kind. */
-const VERB: Record<Interruption['kind'], string> = { approval: 'approve', question: 'answer:TEXT', budget: 'retry' };
-
 /** "fact_checker (depth 2) asks to run buy_report {…}", and the like for questions and budgets. */
 function what(i: Interruption): string {
-  const who = `${i.agent} (depth ${i.depth})`;
-  if (i.kind === 'approval') return `${who} asks to run ${i.tool ?? '?'} ${JSON.stringify(i.input ?? {})}`;
-  if (i.kind === 'question') return `${who} asks: ${i.question ?? ''}`;
-  return `${who}: a model call refused by tenant ${i.tenantId ?? '?'}'s ${i.limitName ?? 'limit'}`;
+  return toldText(i.kind, `${i.agent} (depth ${i.depth})`, i);
 }
 
 /** Quoted for a POSIX shell when it holds anything but safe characters. */
@@ -44,10 +40,10 @@ export function suspensionLines(w: WrittenSuspension, st: Style, width: number):
   }
   lines.push(...indented(`wrote ${w.file} (${w.bytes.toLocaleString('en-US')} bytes, signed) and ${w.traceFile}`, width, '', '  '));
   lines.push('resume it, in this process or any other:');
-  const decides = w.interruptions.map((i) => `--decide ${i.id}=${VERB[i.kind]}`);
+  const decides = w.interruptions.map((i) => `--decide ${i.id}=${cliVerb(firstDecision(i.kind))}`);
   const parts = [`${symfonicCommand()} demo --resume ${shellWord(w.file)}`, ...decides];
   parts.forEach((p, k) => lines.push(`${k === 0 ? '  ' : '    '}${p}${k < parts.length - 1 ? ' \\' : ''}`));
-  if (w.interruptions.some((i) => i.kind === 'approval')) {
+  if (w.interruptions.some((i) => takes(i.kind, 'approve'))) {
     lines.push(...indented("or decline with --decide 'ID=decline:REASON' (the model reads why); --approve-all approves every approval", width, '', ''));
   }
   return lines;

@@ -4,6 +4,7 @@
  * and the key snapshots are signed with.
  */
 import type { Decision } from '../core/interruption.js';
+import type { DecisionForm } from '../core/interruption-kinds.js';
 import { UsageError } from './args.js';
 
 export const DEFAULT_SNAPSHOT_FILE = 'symfonic-demo.snapshot.json';
@@ -42,6 +43,11 @@ export interface PauseArgs {
   remote?: boolean | undefined;
   tenant?: string | undefined;
   'budget-usd'?: string | undefined;
+}
+
+/** How --decide spells each decision form (after `ID=`). */
+export function cliVerb(form: DecisionForm): string {
+  return form === 'answer' ? 'answer:TEXT' : form;
 }
 
 const DECIDE_FORMS = 'ID=approve, ID=decline, ID=decline:REASON, ID=answer:TEXT or ID=retry';

@@ -6,13 +6,14 @@
 import { readFileSync, statSync } from 'node:fs';
 import { SnapshotError } from '../core/errors.js';
 import type { Decision, Decisions } from '../core/interruption.js';
+import { decisionFits, decisionsText, firstDecision, kindWithArticle, takes, type InterruptionKind } from '../core/interruption-kinds.js';
 import { waitsOf } from '../agent/run-suspension.js';
 import { checkSignature, readSnapshot } from '../snapshot/snapshot-codec.js';
 import type { RunSnapshot, WaitingInterruption } from '../snapshot/run-snapshot.js';
 import type { EncryptedSnapshot } from '../snapshot/snapshot-options.js';
 import type { SpanRecord } from '../trace/span-records.js';
 import { InputError } from './args.js';
-import type { PauseSettings } from './demo-pause-settings.js';
+import { cliVerb, type PauseSettings } from './demo-pause-settings.js';
 import { toOtlpJson } from './otlp-json.js';
 import { replaceFile } from './replace-file.js';
 import { readSpans } from './trace-file.js';
@@ -85,21 +86,15 @@ export function readSnapshotFile(file: string, key: string): RunSnapshot {
   }
 }
 
-const HOW: Record<WaitingInterruption['kind'], { verb: string; forms: string }> = {
-  approval: { verb: 'approve', forms: 'ID=approve or ID=decline[:REASON]' },
-  question: { verb: 'answer:TEXT', forms: 'ID=answer:TEXT or ID=decline[:REASON]' },
-  budget: { verb: 'retry', forms: 'ID=retry or ID=decline' },
-};
-
-const fits = (kind: WaitingInterruption['kind'], d: Decision) =>
-  kind === 'approval' ? 'approve' in d : kind === 'question' ? 'answer' in d || 'approve' in d : 'retry' in d || 'approve' in d;
+/** The decisions a kind takes, as --decide writes them. */
+const forms = (kind: InterruptionKind) => decisionsText(kind, (form, reasonRead) => `ID=${form === 'decline' && reasonRead ? 'decline[:REASON]' : cliVerb(form)}`);
 
 const listed = (waits: Map<string, WaitingInterruption>) => [...waits.values()].map((w) => `${w.id} (${w.kind})`).join(', ');
 
 /** What a kind's default decision means for --approve-all: approve an approval; a question or a budget needs its own --decide. */
 function approved(w: WaitingInterruption, file: string): Decision {
-  if (w.kind === 'approval') return { approve: true };
-  throw new InputError(`${file}: ${w.id} is a ${w.kind}, which --approve-all does not decide: add --decide ${w.id}=${HOW[w.kind].verb}`, 'demo');
+  if (takes(w.kind, 'approve')) return { approve: true };
+  throw new InputError(`${file}: ${w.id} is a ${w.kind}, which --approve-all does not decide: add --decide ${w.id}=${cliVerb(firstDecision(w.kind))}`, 'demo');
 }
 
 /** The decisions for every interruption the snapshot waits on, from --decide and --approve-all; exit 2 naming what is wrong. */
@@ -109,7 +104,7 @@ export function decisionsFor(snapshot: RunSnapshot, p: PauseSettings, file: stri
   for (const d of p.decide) {
     const w = waits.get(d.id);
     if (w === undefined) throw new InputError(`--decide "${d.raw}": ${file} does not wait on "${d.id}"; it waits on ${listed(waits)}`, 'demo');
-    if (!fits(w.kind, d.decision)) throw new InputError(`--decide "${d.raw}": ${d.id} waits for ${w.kind === 'approval' ? 'an' : 'a'} ${w.kind}: decide it with ${HOW[w.kind].forms.replaceAll('ID', d.id)}`, 'demo');
+    if (!decisionFits(w.kind, d.decision)) throw new InputError(`--decide "${d.raw}": ${d.id} waits for ${kindWithArticle(w.kind)}: decide it with ${forms(w.kind).replaceAll('ID', d.id)}`, 'demo');
     out[d.id] = d.decision;
   }
   const open = [...waits.values()].filter((w) => !(w.id in out));
@@ -118,10 +113,10 @@ export function decisionsFor(snapshot: RunSnapshot, p: PauseSettings, file: stri
     for (const w of open) out[w.id] = approved(w, file);
     return out;
   }
-  const each = open.map((w) => `--decide ${w.id}=${HOW[w.kind].verb}`).join(' ');
+  const each = open.map((w) => `--decide ${w.id}=${cliVerb(firstDecision(w.kind))}`).join(' ');
   throw new InputError(
     `${file} waits on ${open.length === 1 ? 'an interruption' : `${open.length} interruptions`} without a decision: ${listed(new Map(open.map((w) => [w.id, w])))}. ` +
-      `Add ${each}${open.every((w) => w.kind === 'approval') ? ', or --approve-all' : ''}; nothing was run`,
+      `Add ${each}${open.every((w) => takes(w.kind, 'approve')) ? ', or --approve-all' : ''}; nothing was run`,
     'demo',
   );
 }

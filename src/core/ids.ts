@@ -21,3 +21,26 @@ export function newRunId(): string {
 export function shortRunId(runId: string): string {
   return runId.slice(0, 8);
 }
+
+/**
+ * The one rule for an id symfonic takes from outside (a run id in options, a snapshot, baggage or
+ * a durable input; a DBOS executor, application or queue name): short, and of characters that
+ * are safe unquoted in a span attribute, a log field, a Redis key and a DBOS workflow id.
+ */
+export const ID_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+/** The rule in words, for the error that refuses an id. */
+export const ID_RULE = 'an id of 1–128 letters, digits, "_", ".", ":" or "-"';
+
+export function isId(value: unknown): value is string {
+  return typeof value === 'string' && ID_PATTERN.test(value);
+}
+
+/**
+ * The one same-id rule: a run never runs under its parent's id (its ledger entry, its span
+ * parent and its session record would be its parent's). The problem in words, or undefined.
+ */
+export function sameIdProblem(runId: string | undefined, parentRunId: string | null | undefined, names = 'runId and parentRunId'): string | undefined {
+  if (runId === undefined || parentRunId === undefined || parentRunId === null || runId !== parentRunId) return undefined;
+  return `${names} are both "${runId}": a run never runs under its parent's id`;
+}

@@ -1,3 +1,5 @@
+import type { InterruptionKind } from './interruption-kinds.js';
+
 /**
  * A run waits for somebody: a tool call that needs approval, a question for the user, or a model
  * call a budget refused. Anywhere in the tree, it suspends the tree; the interruption says who
@@ -5,7 +7,8 @@
  */
 export interface Interruption {
   readonly id: string;
-  readonly kind: 'approval' | 'question' | 'budget';
+  /** One of INTERRUPTION_KINDS (interruption-kinds.ts). */
+  readonly kind: InterruptionKind;
   readonly runId: string;
   readonly rootRunId: string;
   readonly parentRunId: string | null;

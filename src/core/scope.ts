@@ -43,7 +43,12 @@ function attributesProblem(a: unknown): string | undefined {
   return `an attributes value must be at most ${L.attributeValueChars} characters (attributes["${key}"] has ${String(((a as Record<string, string>)[key] ?? '').length)})`;
 }
 
-const scopeSchema = z
+/**
+ * A scope's fields and bounds, declared once: makeScope (run options, durable options, a served
+ * run's baggage) and the snapshot's reader check a scope with it, so a new scope field is one
+ * entry here.
+ */
+export const scopeSchema = z
   .object({
     tenantId: bounded('tenantId', L.idChars).min(1, 'tenantId must be a non-empty string'),
     userId: bounded('userId', L.idChars).min(1, 'userId must be a non-empty string when given').optional(),

@@ -1,7 +1,7 @@
 import { context as otelContext } from '@opentelemetry/api';
 import type { ZodType } from 'zod';
 import { ConfigurationError, DuplicateChildError, UnknownChildError } from '../core/errors.js';
-import { newRunId } from '../core/ids.js';
+import { newRunId, sameIdProblem } from '../core/ids.js';
 import { frameFrom, type RunFrame } from '../core/run-frame.js';
 import { RunFailure } from '../core/run-outcome.js';
 import { makeScope, type Scope } from '../core/scope.js';
@@ -51,9 +51,8 @@ export interface RosterRunOptions {
 
 function frameFromOptions(options: RosterRunOptions): RunFrame {
   const runId = options.runId ?? newRunId();
-  if (options.parentRunId !== undefined && runId === options.parentRunId) {
-    throw new ConfigurationError(`a child cannot run under its parent's run id ("${runId}"): parentRunId is lineage. Omit runId and a fresh one is minted.`);
-  }
+  const same = sameIdProblem(runId, options.parentRunId);
+  if (same !== undefined) throw new ConfigurationError(`${same}: parentRunId is lineage. Omit runId and a fresh one is minted.`);
   return frameFrom({
     runId,
     rootRunId: options.rootRunId ?? options.parentRunId ?? runId,

@@ -52,9 +52,20 @@ export interface RunAgentTool extends Tool, ResumableTool {
   readonly roster: DelegationRoster;
 }
 
-export function rosterOfTool(tool: Tool | undefined): DelegationRoster | undefined {
+function rosterOfTool(tool: Tool | undefined): DelegationRoster | undefined {
   const c = (tool as Partial<RunAgentTool> | undefined)?.delegationContext;
   return c instanceof DelegationContext ? (tool as RunAgentTool).roster : undefined;
+}
+
+/**
+ * The roster an agent delegates through: its run_agent tool's, whether a capability (subAgents)
+ * or the user's own composition (DelegationTools) put it there; undefined when it delegates to
+ * no one. The one answer, read by the agent's core, by a resume's roster check and by a durable
+ * tree's shape alike.
+ */
+export function rosterOf(agent: unknown): DelegationRoster | undefined {
+  const tools = (agent as { tools?: unknown } | null)?.tools;
+  return Array.isArray(tools) ? rosterOfTool((tools as readonly Tool[]).find((t) => t.name === 'run_agent')) : undefined;
 }
 
 export function delegationContextOf(tool: Tool | undefined): DelegationContext | undefined {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { MetricsCollector } from '../accounting/metrics-collector.js';
 import { ConfigurationError } from '../core/errors.js';
+import { ID_PATTERN, ID_RULE } from '../core/ids.js';
 import type { Scope } from '../core/scope.js';
 import { isLogger, type Logger } from '../observability/logger.js';
 import type { DurableAgent } from './agent-registry.js';
@@ -52,7 +53,6 @@ export interface DurableEnqueueOptions extends DurableRunOptions {
   queue: string;
 }
 
-const NAME = /^[A-Za-z0-9_.:-]{1,128}$/;
 const queueSchema = z
   .object({
     globalConcurrency: z.number().int().min(1).optional(),
@@ -65,9 +65,9 @@ const optionsSchema = z
   .object({
     systemDatabaseUrl: z.string().regex(/^postgres(ql)?:\/\/[^/]/, 'a PostgreSQL URL starts with postgresql:// (or postgres://) and names a host'),
     agents: z.array(z.unknown()).min(1, 'at least one agent: a worker runs trees of the agents it registers'),
-    executorId: z.string().regex(NAME, 'letters, digits and _ . : - (at most 128)').optional(),
-    applicationName: z.string().regex(NAME, 'letters, digits and _ . : - (at most 128)').optional(),
-    queues: z.record(z.string().regex(NAME, 'queue names are letters, digits and _ . : - (at most 128)'), queueSchema).optional(),
+    executorId: z.string().regex(ID_PATTERN, `must be ${ID_RULE}`).optional(),
+    applicationName: z.string().regex(ID_PATTERN, `must be ${ID_RULE}`).optional(),
+    queues: z.record(z.string().regex(ID_PATTERN, `a queue name must be ${ID_RULE}`), queueSchema).optional(),
     childQueue: z.string().optional(),
     listenQueues: z.array(z.string()).optional(),
     checkpointTimeoutMs: z.number().int().min(100).max(3_600_000).optional(),
@@ -93,7 +93,7 @@ export function readDurableOptions(options: DurableOptions): DurableOptions {
 const runSchema = z
   .object({
     scope: z.unknown().optional(),
-    runId: z.string().regex(NAME, 'a run id is letters, digits and _ . : - (at most 128)').optional(),
+    runId: z.string().regex(ID_PATTERN, `must be ${ID_RULE}`).optional(),
     deadline: z.number().int().positive().optional(),
   })
   .strict();

@@ -1,8 +1,7 @@
 import { ROOT_CONTEXT, trace, type Context } from '@opentelemetry/api';
-import { freezeFrame, type RunFrame } from '../core/run-frame.js';
-import { makeScope } from '../core/scope.js';
+import type { RunFrame } from '../core/run-frame.js';
 import { rootSignal, type OwnedSignal } from '../core/signals.js';
-import type { FrameData } from '../snapshot/run-driver.js';
+import { frameFromData, type FrameData } from '../snapshot/run-driver.js';
 import type { SpanLink } from '../snapshot/run-snapshot.js';
 
 /**
@@ -12,21 +11,8 @@ import type { SpanLink } from '../snapshot/run-snapshot.js';
  */
 export function openFrame(data: FrameData, parent: SpanLink | null): { frame: RunFrame; owned: OwnedSignal } {
   const owned = rootSignal(undefined, data.deadline);
-  const frame = freezeFrame({
-    runId: data.runId,
-    rootRunId: data.rootRunId,
-    parentRunId: data.parentRunId,
-    depth: data.depth,
-    maxDepth: data.maxDepth,
-    scope: data.scope === undefined ? undefined : makeScope(data.scope),
-    deadline: data.deadline,
-    signal: owned.signal,
-    traceContext: contextUnder(parent),
-    askUser: undefined,
-    events: undefined,
-    // Recorded runs are placed through the child door only: each can be resumed.
-    resumable: true,
-  });
+  // Recorded runs are placed through the child door only: each can be resumed.
+  const frame = frameFromData(data, { signal: owned.signal, traceContext: contextUnder(parent), askUser: undefined, events: undefined });
   return { frame, owned };
 }
 

@@ -2,6 +2,7 @@ import { checkDecisions, waitsOf } from '../agent/run-suspension.js';
 import { ConfigurationError } from '../core/errors.js';
 import type { Decisions } from '../core/interruption.js';
 import { refuseUnknownKeys } from '../core/options.js';
+import { placedData } from '../snapshot/run-driver.js';
 import type { RunSnapshot } from '../snapshot/run-snapshot.js';
 import type { AgentRegistry } from './agent-registry.js';
 import type { WorkflowHandle, WorkflowStatus } from './dbos-sdk.js';
@@ -42,20 +43,11 @@ export async function resumeTree(host: ResumeHost, rootRunId: string, options: {
   checkDecisions(run, options.decisions);
   const first = runs[0]!.input?.[0] as RootInput;
   host.registry.checkShape(rootRunId, snapshot.agent, first.shape);
-  const place = run.place!;
   const generation = latest.generation + 1;
   const input: RootInput = {
     agent: snapshot.agent,
     task: '',
-    frame: {
-      runId: run.runId,
-      rootRunId: place.rootRunId,
-      parentRunId: place.parentRunId,
-      depth: place.depth,
-      ...(run.maxDepth !== undefined ? { maxDepth: run.maxDepth } : {}),
-      ...(place.scope !== null ? { scope: place.scope } : {}),
-      ...(run.deadline !== undefined ? { deadline: run.deadline } : {}),
-    },
+    frame: placedData(run),
     // The resumed span starts under the one it suspended in: the trace stays one.
     parentSpan: run.span ?? null,
     shape: host.registry.root(snapshot.agent).shape,

@@ -1,6 +1,6 @@
 import { isSpanContextValid, propagation, trace, TraceFlags, type Baggage, type BaggageEntry, type Context } from '@opentelemetry/api';
 import type { RunFrame } from '../core/run-frame.js';
-import { BAGGAGE, USAGE_LINEAGE_EXTENSION } from './wire.js';
+import { BAGGAGE, USAGE_LINEAGE_EXTENSION, wireDepth } from './wire.js';
 
 const SYMFONIC_KEYS: ReadonlySet<string> = new Set(Object.values(BAGGAGE));
 
@@ -67,7 +67,7 @@ export function outgoingHeaders(frame: RunFrame, ctx: Context, lineage: boolean,
     own(BAGGAGE.parentRunId, frame.parentRunId ?? undefined);
     own(BAGGAGE.tenantId, frame.scope?.tenantId);
     // The wire carries the caller's depth; the served run is one deeper.
-    own(BAGGAGE.agentDepth, Math.max(0, frame.depth - 1));
+    own(BAGGAGE.agentDepth, wireDepth(frame.depth));
     own(BAGGAGE.maxAgentDepth, frame.maxDepth);
     own(BAGGAGE.deadline, deadlineOf(inherited, frame.deadline, timeoutMs, now));
     headers['a2a-extensions'] = USAGE_LINEAGE_EXTENSION;

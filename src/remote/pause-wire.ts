@@ -4,6 +4,7 @@
  * a data part, and the decisions a message to that task carries back in one.
  */
 import type { Decision, Decisions, Interruption } from '../core/interruption.js';
+import { isInterruptionKind, takes, waitsForText } from '../core/interruption-kinds.js';
 import { isObject } from './rpc-envelope.js';
 
 /** An interruption as the status message's data part spells it: what a person needs to decide, no lineage. */
@@ -41,7 +42,6 @@ export function wireInterruption(i: Interruption): WireInterruption {
   return out;
 }
 
-const KINDS = new Set(['approval', 'question', 'budget']);
 /** Longest interruption id taken from the wire (a snapshot holds at most 300 characters). */
 const MAX_ID = 256;
 
@@ -52,8 +52,8 @@ export function readInterruptionsPart(data: unknown): WireInterruption[] | undef
   for (const raw of data.interruptions) {
     if (!isObject(raw)) return undefined;
     const { id, kind, agent, tool, question, limitName } = raw;
-    if (typeof id !== 'string' || id === '' || id.length > MAX_ID || typeof kind !== 'string' || !KINDS.has(kind)) return undefined;
-    const i: WireInterruption = { id, kind: kind as WireInterruption['kind'], agent: typeof agent === 'string' ? agent.slice(0, 200) : '' };
+    if (typeof id !== 'string' || id === '' || id.length > MAX_ID || !isInterruptionKind(kind)) return undefined;
+    const i: WireInterruption = { id, kind, agent: typeof agent === 'string' ? agent.slice(0, 200) : '' };
     if (typeof tool === 'string') i.tool = tool.slice(0, 200);
     if (raw.input !== undefined) i.input = raw.input;
     if (typeof question === 'string') i.question = question;
@@ -65,17 +65,16 @@ export function readInterruptionsPart(data: unknown): WireInterruption[] | undef
 
 /** The words any client shows beside the data part: who waits for what, and how to answer. */
 export function pauseText(agent: string, interruptions: readonly WireInterruption[]): string {
-  const what = interruptions.map((i) => {
-    if (i.kind === 'approval') return `approval of tool "${i.tool ?? '?'}" (${i.id})`;
-    if (i.kind === 'question') return `an answer to "${i.question ?? ''}" (${i.id})`;
-    return `a budget decision on ${i.limitName ?? 'a limit'} (${i.id})`;
-  });
+  const what = interruptions.map((i) => `${waitsForText(i.kind, i)} (${i.id})`);
   return (
     `agent "${agent}" waits for ${what.join(', ')}. Answer with a message to this task carrying a data part ` +
     `{ "decisions": { "<id>": { "approve": true } | { "approve": false, "reason": "…" } | { "answer": "…" } | { "retry": true } } }` +
-    (interruptions.length === 1 && interruptions[0]!.kind === 'question' ? ', or the answer as text.' : '.')
+    (answersByText(interruptions) ? ', or the answer as text.' : '.')
   );
 }
+
+/** A text reply answers the task when it waits on one interruption, of a kind an answer decides. */
+const answersByText = (waiting: readonly Pick<Interruption, 'kind'>[]) => waiting.length === 1 && takes(waiting[0]!.kind, 'answer');
 
 /** Why a message cannot answer a paused task: said to the client as invalid params. */
 export class BadDecisions extends Error {}
@@ -92,10 +91,10 @@ export function readDecisions(parts: readonly Record<string, unknown>[], waiting
     return p.data.decisions;
   }
   const text = parts.filter((p) => typeof p.text === 'string').map((p) => p.text as string).join('\n');
-  if (text !== '' && waiting.length === 1 && waiting[0]!.kind === 'question') return { [waiting[0]!.id]: { answer: text } satisfies Decision };
+  if (text !== '' && answersByText(waiting)) return { [waiting[0]!.id]: { answer: text } satisfies Decision };
   const ids = waiting.map((w) => `"${w.id}" (${w.kind})`).join(', ');
   throw new BadDecisions(
     `this task waits for decisions on ${ids}: send a data part { "decisions": { "<id>": { "approve": true } } }` +
-      (waiting.length === 1 && waiting[0]!.kind === 'question' ? ', or the answer as text' : '; a text reply answers only a single pending question'),
+      (answersByText(waiting) ? ', or the answer as text' : '; a text reply answers only a single pending question'),
   );
 }

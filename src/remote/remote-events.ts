@@ -4,7 +4,7 @@ import type { RunEmitter, RunEventBody, RunEventSink } from '../core/run-event.j
 import { frameFrom, type RunFrame } from '../core/run-frame.js';
 import { soundCost, soundUsage } from '../core/usage.js';
 import { isObject } from './rpc-envelope.js';
-import { WIRE_ID } from './wire.js';
+import { isId } from '../core/ids.js';
 import { modelVisibleText } from '../core/redact.js';
 
 const OUTCOMES = new Set(['delegated', 'refused_depth', 'unknown_child', 'child_error', 'budget_exceeded', 'aborted', 'invalid_request']);
@@ -50,9 +50,9 @@ function bodyOf(e: Record<string, unknown>): RunEventBody | undefined {
       return e.type === 'tool.started' ? { type: e.type, tool, callId } : { type: e.type, tool, callId, ok: e.ok === true };
     }
     case 'delegation.started':
-      return str(e.child) === undefined || !WIRE_ID.test(String(e.childRunId)) ? undefined : { type: e.type, child: e.child as string, childRunId: e.childRunId as string };
+      return str(e.child) === undefined || !isId(String(e.childRunId)) ? undefined : { type: e.type, child: e.child as string, childRunId: e.childRunId as string };
     case 'delegation.finished': {
-      const childRunId = e.childRunId === null ? null : WIRE_ID.test(String(e.childRunId)) ? (e.childRunId as string) : undefined;
+      const childRunId = e.childRunId === null ? null : isId(String(e.childRunId)) ? (e.childRunId as string) : undefined;
       if (str(e.child) === undefined || childRunId === undefined || !OUTCOMES.has(e.outcome as string)) return undefined;
       return { type: e.type, child: e.child as string, childRunId, outcome: e.outcome as string };
     }
@@ -143,7 +143,7 @@ export class RemoteEvents {
 
   private one(e: Record<string, unknown>): void {
     const runId = e.runId;
-    if (typeof runId !== 'string' || !WIRE_ID.test(runId) || this.ended.has(runId)) return;
+    if (typeof runId !== 'string' || !isId(runId) || this.ended.has(runId)) return;
     if (e.type === 'run.started' || e.type === 'run.resumed') return this.start(runId, e);
     const run = this.open.get(runId);
     const body = run === undefined ? undefined : bodyOf(e);

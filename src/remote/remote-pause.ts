@@ -8,7 +8,8 @@ import type { RemoteInterruption, RemoteWait } from '../snapshot/run-snapshot.js
 import { isObject } from './rpc-envelope.js';
 import type { RemoteTaskReader } from './remote-task.js';
 import type { AbsorbedUsage } from './usage-report.js';
-import { MAX_WIRE_DEPTH, WIRE_ID } from './wire.js';
+import { isId } from '../core/ids.js';
+import { MAX_WIRE_DEPTH } from './wire.js';
 import type { WireInterruption } from './pause-wire.js';
 
 /** A call that resumes the remote task its child run paused on, with the tree's decisions. */
@@ -36,8 +37,8 @@ function reportedLineage(reported: readonly unknown[] | undefined, id: string, f
   const entry = reported?.find((e) => isObject(e) && e.id === id);
   if (!isObject(entry)) return undefined;
   const { runId, rootRunId, parentRunId, depth, callId } = entry;
-  if (typeof runId !== 'string' || !WIRE_ID.test(runId) || rootRunId !== frame.rootRunId) return undefined;
-  if (!(parentRunId === null || (typeof parentRunId === 'string' && WIRE_ID.test(parentRunId)))) return undefined;
+  if (typeof runId !== 'string' || !isId(runId) || rootRunId !== frame.rootRunId) return undefined;
+  if (!(parentRunId === null || (typeof parentRunId === 'string' && isId(parentRunId)))) return undefined;
   if (typeof depth !== 'number' || !Number.isInteger(depth) || depth < frame.depth || depth > MAX_WIRE_DEPTH) return undefined;
   const out: Lineage = { runId, rootRunId, parentRunId, depth };
   if (typeof callId === 'string' && callId.length <= 256) out.callId = callId;

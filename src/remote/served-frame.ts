@@ -2,7 +2,8 @@ import { ROOT_CONTEXT, propagation, type Context, type TextMapPropagator } from 
 import type { IncomingHttpHeaders } from 'node:http';
 import type { RunOptions } from '../agent/run-options.js';
 import type { Principal } from './principal.js';
-import { BAGGAGE, MAX_WIRE_DEPTH, WIRE_ID } from './wire.js';
+import { ID_RULE, isId, sameIdProblem } from '../core/ids.js';
+import { BAGGAGE, depthFromWire, MAX_WIRE_DEPTH } from './wire.js';
 
 /** A served run's options, or why the request cannot start one (400 malformed, 403 tenant). */
 export type ServedFrame =
@@ -30,7 +31,7 @@ function wholeNumber(name: string, raw: string | undefined, max: number): number
 
 function wireId(name: string, raw: string | undefined): string | undefined {
   if (raw === undefined) return undefined;
-  if (!WIRE_ID.test(raw)) throw new Refused(400, `baggage ${name} must be an id of 1–128 letters, digits, "_", ".", ":" or "-"`);
+  if (!isId(raw)) throw new Refused(400, `baggage ${name} must be ${ID_RULE}`);
   return raw;
 }
 
@@ -72,15 +73,16 @@ export function servedFrame(propagator: TextMapPropagator, headers: IncomingHttp
     const maxAgentDepth = wholeNumber(BAGGAGE.maxAgentDepth, entry(BAGGAGE.maxAgentDepth), MAX_WIRE_DEPTH);
     const deadline = wholeNumber(BAGGAGE.deadline, entry(BAGGAGE.deadline), Number.MAX_SAFE_INTEGER);
     let runId = wireId(BAGGAGE.runId, entry(BAGGAGE.runId));
+    const same = sameIdProblem(runId, parentRunId, `baggage ${BAGGAGE.runId} and ${BAGGAGE.parentRunId}`);
+    if (same !== undefined) throw new Refused(400, `${same}: send the run id minted for the served run, or none`);
     const options: Omit<RunOptions, 'signal'> = { scope, parentContext };
     if (parentRunId !== undefined) {
       if (rootRunId === undefined || callerDepth === undefined) {
         throw new Refused(400, `baggage ${BAGGAGE.parentRunId} needs ${BAGGAGE.rootRunId} and ${BAGGAGE.agentDepth} beside it to place the run in its tree`);
       }
-      if (runId === parentRunId) runId = undefined;
       options.parentRunId = parentRunId;
       options.rootRunId = rootRunId;
-      options.agentDepth = callerDepth + 1;
+      options.agentDepth = depthFromWire(callerDepth);
     } else {
       // A caller outside any symfonic tree: the served run is a root of its own.
       runId = undefined;

@@ -20,11 +20,21 @@ export const BAGGAGE = Object.freeze({
  */
 export const USAGE_LINEAGE_EXTENSION = 'https://symfonic.dev/a2a/ext/usage-lineage/v1';
 
-/** The run ids the runtime accepts (run-options.ts); anything else on the wire is refused. */
-export const WIRE_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
-
 /** Depth figures beyond this are not a tree anyone built: refused rather than trusted. */
 export const MAX_WIRE_DEPTH = 1000;
+
+/**
+ * The wire's depth is the caller's (`symfonic.agent_depth`), and the served run is one deeper:
+ * the two halves of that shift, the caller's writer and the served side's reader, in one place.
+ */
+export function wireDepth(servedRunDepth: number): number {
+  return Math.max(0, servedRunDepth - 1);
+}
+
+/** The served run's depth from the caller's depth on the wire. */
+export function depthFromWire(callerDepth: number): number {
+  return callerDepth + 1;
+}
 
 export const AGENT_CARD_PATH = '/.well-known/agent-card.json';
 

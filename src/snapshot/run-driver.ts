@@ -1,8 +1,10 @@
-import type { BudgetRefusal } from '../core/errors.js';
+import type { Context } from '@opentelemetry/api';
+import { SnapshotError, type BudgetRefusal } from '../core/errors.js';
 import type { Decisions, Interruption } from '../core/interruption.js';
-import type { RunFrame } from '../core/run-frame.js';
+import type { CallKind } from '../core/interruption-kinds.js';
+import { freezeFrame, type RunFrame } from '../core/run-frame.js';
 import type { Spent } from '../core/run-outcome.js';
-import type { Scope } from '../core/scope.js';
+import { makeScope, type Scope } from '../core/scope.js';
 import type { Usage } from '../core/usage.js';
 import type { Message, ModelResponse } from '../model/types.js';
 import type { SpanLink, SuspendedRun } from './run-snapshot.js';
@@ -72,7 +74,7 @@ export type ModelStep =
 export type ToolStep = { readonly content: string; readonly span: StepSpan | null } | { readonly wait: ToolWait; readonly span: StepSpan | null };
 
 export interface ToolWait {
-  readonly kind: 'approval' | 'question';
+  readonly kind: CallKind;
   readonly input?: unknown;
   readonly question?: string;
 }
@@ -127,4 +129,53 @@ export function frameData(frame: Pick<RunFrame, 'runId' | 'rootRunId' | 'parentR
   if (frame.scope !== undefined) data.scope = frame.scope;
   if (frame.deadline !== undefined) data.deadline = frame.deadline;
   return data;
+}
+
+/** What a suspending run writes of its place: the root its place in the tree, every run its ceiling and deadline when set. placedData reads it back. */
+export function placeFields(frame: Pick<RunFrame, 'rootRunId' | 'parentRunId' | 'depth' | 'maxDepth' | 'scope' | 'deadline'>, isRoot: boolean): Pick<SuspendedRun, 'place' | 'maxDepth' | 'deadline'> {
+  const out: { -readonly [K in 'place' | 'maxDepth' | 'deadline']?: SuspendedRun[K] } = {};
+  if (isRoot) out.place = { rootRunId: frame.rootRunId, parentRunId: frame.parentRunId, depth: frame.depth, scope: frame.scope ?? null };
+  if (frame.maxDepth !== undefined) out.maxDepth = frame.maxDepth;
+  if (frame.deadline !== undefined) out.deadline = frame.deadline;
+  return out;
+}
+
+/**
+ * A suspended root's place in its tree as frame data: the one reading of a snapshot's `place`,
+ * whether the tree resumes in this process (run-start.ts) or on a durable worker (tree-resume.ts).
+ */
+export function placedData(run: SuspendedRun): FrameData {
+  const place = run.place;
+  if (place === undefined) throw new SnapshotError('the snapshot\'s root run does not say where it stands in its tree (its "place"): it is not a snapshot this code wrote.');
+  const data: { -readonly [K in keyof FrameData]: FrameData[K] } = { runId: run.runId, rootRunId: place.rootRunId, parentRunId: place.parentRunId, depth: place.depth };
+  if (run.maxDepth !== undefined) data.maxDepth = run.maxDepth;
+  if (place.scope !== null) data.scope = place.scope;
+  if (run.deadline !== undefined) data.deadline = run.deadline;
+  return data;
+}
+
+/** How a frame opened from data is wired in this process: none of it is data. */
+export interface FrameWiring {
+  readonly signal: AbortSignal;
+  readonly traceContext: Context | undefined;
+  readonly askUser: RunFrame['askUser'];
+  readonly events: RunFrame['events'];
+}
+
+/**
+ * The frame of a run that goes on from data (a snapshot's place, a durable record): frameData's
+ * inverse, its scope checked again as any scope from outside is. Every such run can be resumed.
+ */
+export function frameFromData(data: FrameData, wiring: FrameWiring): RunFrame {
+  return freezeFrame({
+    runId: data.runId,
+    rootRunId: data.rootRunId,
+    parentRunId: data.parentRunId,
+    depth: data.depth,
+    maxDepth: data.maxDepth,
+    scope: data.scope === undefined ? undefined : makeScope(data.scope),
+    deadline: data.deadline,
+    ...wiring,
+    resumable: true,
+  });
 }

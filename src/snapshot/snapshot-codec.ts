@@ -1,12 +1,15 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { SnapshotError } from '../core/errors.js';
+import { ID_PATTERN, ID_RULE } from '../core/ids.js';
+import { KIND_NAMES } from '../core/interruption-kinds.js';
+import { scopeSchema } from '../core/scope.js';
 import { SNAPSHOT_VERSION, type RunSnapshot, type SuspendedRun } from './run-snapshot.js';
 
 /** Runs nested deeper than this are no tree a depth ceiling (at most 32) lets grow: refused before anything reads them. */
 const MAX_NESTING = 64;
 
-const id = z.string().regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'an id of 1–128 letters, digits, "_", ".", ":" or "-"');
+const id = z.string().regex(ID_PATTERN, ID_RULE);
 const count = z.number().int().nonnegative();
 const usage = z.object({ inputTokens: count, outputTokens: count, cacheReadInputTokens: count.optional(), source: z.enum(['reported', 'estimated']) }).strict();
 const cost = z.number().nonnegative().finite().nullable();
@@ -19,15 +22,12 @@ const toolCall = z.object({ id: z.string(), name: z.string(), arguments: z.strin
 const message = z
   .object({ role: z.enum(['user', 'assistant', 'tool']), content: z.string(), toolCalls: z.array(toolCall).optional(), toolCallId: z.string().optional() })
   .strict();
-const scope = z
-  .object({ tenantId: z.string().min(1), userId: z.string().min(1).optional(), sessionId: z.string().min(1).optional(), attributes: z.record(z.string(), z.string()).optional() })
-  .strict();
-const place = z.object({ rootRunId: id, parentRunId: id.nullable(), depth: count, scope: scope.nullable() }).strict();
+const place = z.object({ rootRunId: id, parentRunId: id.nullable(), depth: count, scope: scopeSchema.nullable() }).strict();
 const amount = z.number().nonnegative().finite();
 const refusal = z
   .object({ tenantId: z.string().min(1), limitName: z.enum(['maxTokens', 'maxCostUsd']), limit: amount, spent: amount, reserved: amount, requested: amount })
   .strict();
-const wait = z.object({ id: z.string().min(1).max(300), kind: z.enum(['approval', 'question', 'budget']), refusal: refusal.optional() }).strict();
+const wait = z.object({ id: z.string().min(1).max(300), kind: z.enum(KIND_NAMES), refusal: refusal.optional() }).strict();
 const remoteWait = z
   .object({
     agent: z.string().min(1),

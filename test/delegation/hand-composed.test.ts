@@ -3,6 +3,15 @@ import { z } from 'zod';
 import { Agent, ConfigurationError, defineTool, DelegationRoster, DelegationTools, FacadeChild, SubAgent, SymfonicAgent } from '../../src/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
 
+/** boss → mid (delegating through DelegationTools it was given by hand, no subAgents) → clerk, whose refund tool needs approval. */
+function handComposedTree() {
+  const refund = defineTool({ name: 'refund', description: 'refunds', input: z.object({}), execute: () => 'refunded', needsApproval: true });
+  const clerk = new SymfonicAgent({ name: 'clerk', modelProvider: scriptedModel((req) => (req.messages.at(-1)!.role === 'user' ? { toolCalls: [{ name: 'refund', arguments: {} }] } : `clerk: ${req.messages.at(-1)!.content}`)), tools: [refund] });
+  const tools = new DelegationTools({ roster: new DelegationRoster([{ name: 'clerk', description: 'refunds', agent: clerk }]) });
+  const mid = new SymfonicAgent({ name: 'mid', modelProvider: delegateOnce('clerk'), tools: tools.tools });
+  return new SymfonicAgent({ name: 'boss', snapshotKey: 'a-test-key-of-16-chars', modelProvider: delegateOnce('mid'), subAgents: [new SubAgent({ name: 'mid', agent: mid, description: 'manages' })] });
+}
+
 const delegateOnce = (name: string) =>
   scriptedModel((req) => {
     const last = req.messages.at(-1)!;
@@ -28,6 +37,18 @@ describe('delegation composed by hand', () => {
     expect(() => new DelegationRoster([{ name: 'bad name!', description: 'd', agent }])).toThrow(ConfigurationError);
     expect(() => new DelegationRoster([{ name: 'bad name!', description: 'd', agent }])).toThrow(/"bad name!" is not allowed/);
     expect(() => new DelegationRoster([{ name: 'ok', description: 'd', agent: {} as never }])).toThrow(/async run/);
+  });
+});
+
+describe('a tree through a hand-composed delegator', () => {
+  it('suspends below it and resumes on agents built the same way: the roster is read from its run_agent tool, as its own runs read it', async () => {
+    const r = await handComposedTree().run('go');
+    expect(r.status).toBe('suspended');
+    expect(r.interruptions.map((i) => [i.agent, i.tool])).toEqual([['clerk', 'refund']]);
+    const decisions = Object.fromEntries(r.interruptions.map((i) => [i.id, { approve: true as const, inputDigest: i.inputDigest }]));
+    const done = await handComposedTree().resume(r.snapshot!, { decisions });
+    expect(done.status).toBe('completed');
+    expect(done.finalResponse).toBe('got: got: clerk: refunded');
   });
 });
 

@@ -103,6 +103,13 @@ describe('what a served agent reads', () => {
     expect(r.status).toBe(400);
     expect(r.json.error.message).toMatch(/symfonic\.agent_depth must be a whole number/);
   });
+
+  it('refuses a run id that is its parent\'s with 400, as run options refuse it (not served under a fresh id)', async () => {
+    const url = await leaf();
+    const r = await post(url, sendMessageBody('find'), { baggage: baggage({ 'symfonic.run_id': 'p1', 'symfonic.parent_run_id': 'p1', 'symfonic.agent_depth': 0, 'symfonic.root_run_id': 'r1' }) });
+    expect(r.status).toBe(400);
+    expect(r.json.error.message).toMatch(/symfonic\.run_id and symfonic\.parent_run_id are both "p1": a run never runs under its parent's id/);
+  });
 });
 
 describe('the depth ceiling across the wire', () => {
