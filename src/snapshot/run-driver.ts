@@ -84,6 +84,8 @@ export interface ChildOutcomeData extends Spent {
   readonly status?: 'completed' | 'suspended';
   readonly interruptions?: readonly Interruption[];
   readonly suspension?: SuspendedRun;
+  /** Spend of later runs inside a wrapped child that accounted in ledgers of their own: taken in beside the outcome's. */
+  readonly elsewhere?: readonly Spent[];
 }
 
 /** A failed child as data: its error's name and message, whether its time limit stopped it, and what it spent. */
