@@ -1,4 +1,5 @@
 import { isAbortError } from './errors.js';
+import { RunFailure } from './run-outcome.js';
 
 /**
  * A child's time, decided once as its delegation starts and read by all who need it: the
@@ -25,6 +26,11 @@ export function childDeadline(parentDeadline: number | undefined, limitMs: numbe
   return { at: parentDeadline === undefined ? limitAt : Math.min(parentDeadline, limitAt), limitAt, limitMs };
 }
 
+/** A child's deadline as its start record carries it, for the worker that runs it: its frame's deadline, and when its own limit runs out. */
+export function recordedDeadline(at: number | undefined, limitAt: number | undefined): ChildDeadline {
+  return { at, limitAt, limitMs: undefined };
+}
+
 /**
  * Whether a child ended on its own limit: its signal's timer fired, or it stopped at that limit
  * before the timer did (a remote child, whose server holds the same deadline, can answer first
@@ -33,5 +39,5 @@ export function childDeadline(parentDeadline: number | undefined, limitMs: numbe
  */
 export function ranOut(deadline: ChildDeadline, timerFired: boolean, error: unknown): boolean {
   if (deadline.limitAt === undefined) return false;
-  return timerFired || (Date.now() >= deadline.limitAt && isAbortError(error));
+  return timerFired || (Date.now() >= deadline.limitAt && isAbortError(error instanceof RunFailure ? error.error : error));
 }

@@ -21,7 +21,10 @@ export function childStartOf(
   const frame = frameData(childFrame(parent, { runId: childRunId, signal: NEVER_ABORTS, traceContext: undefined, maxDepth: ceiling, deadline }));
   const sc = traceContext === undefined ? undefined : trace.getSpanContext(traceContext);
   const parentSpan = sc !== undefined && trace.isSpanContextValid(sc) ? { traceId: sc.traceId, spanId: sc.spanId, flags: sc.traceFlags } : null;
-  return resume === undefined ? { agent, task, frame, parentSpan } : { agent, task, frame, parentSpan, resume: { run: resume.run, decisions: resume.decisions } };
+  const start: { -readonly [K in keyof ChildStart]: ChildStart[K] } = { agent, task, frame, parentSpan };
+  if (deadline.limitAt !== undefined) start.limitAt = deadline.limitAt;
+  if (resume !== undefined) start.resume = { run: resume.run, decisions: resume.decisions };
+  return start;
 }
 
 /** What a delegator reads of a child's outcome, and nothing else it answered (its messages stay its own). */

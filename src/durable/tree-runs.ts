@@ -1,6 +1,7 @@
 import type { Accounting } from '../accounting/accounting.js';
 import type { AgentResponse } from '../agent/agent-response.js';
 import type { Decisions } from '../core/interruption.js';
+import { ranOut, recordedDeadline } from '../core/child-deadline.js';
 import type { OwnedSignal } from '../core/signals.js';
 import { failureOf, outcomeData } from '../delegation/child-record.js';
 import type { ChildFailure, ChildStep, FrameData } from '../snapshot/run-driver.js';
@@ -81,7 +82,10 @@ export async function runChild(host: TreeHost, input: ChildInput): Promise<Child
     const placement = { frame: opened.frame, accounting: host.accounting, outputType: roster.find(name)!.outputType, resume: input.start.resume, driver };
     return { outcome: outcomeData(await roster.start(name, input.start.task, placement)) };
   } catch (error) {
-    return { failure: failureOf(error, owned?.timedOut === true) };
+    // Its frame's timer fires at its deadline, which may be its delegator's: only its own limit reads as its time running out.
+    const { deadline } = input.start.frame;
+    const timerFired = owned?.timedOut === true && deadline !== undefined && deadline === input.start.limitAt;
+    return { failure: failureOf(error, ranOut(recordedDeadline(deadline, input.start.limitAt), timerFired, error)) };
   } finally {
     owned?.dispose();
   }

@@ -118,6 +118,8 @@ export interface ChildStart {
   readonly frame: FrameData;
   /** The delegating run_agent span: where the child's invoke_agent span starts. */
   readonly parentSpan: SpanLink | null;
+  /** When the child's own limit (childTimeoutMs) runs out, epoch ms; absent without one. Its frame's deadline may be its delegator's, sooner. */
+  readonly limitAt?: number;
   /** Set when the child goes on from where it suspended. */
   readonly resume?: { readonly run: SuspendedRun; readonly decisions: Decisions };
 }
