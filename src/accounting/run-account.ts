@@ -11,9 +11,9 @@ import { childCost, childHoldAmount, excess, unpricedChild, type ClosedHold, typ
 import type { Ledger } from './ledger.js';
 import { costOf, type ModelPrice } from './prices.js';
 import { addToTotal, figuresOf, type RunEntry } from './run-entry.js';
+import { RunStoreWrites } from './run-store-writes.js';
 
 const NONE: readonly BudgetThreshold[] = Object.freeze([]);
-const CLOSE_SLACK_MS = 100;
 
 /**
  * One run's account in a collector. Everything the run spends goes through here: its own calls
@@ -23,12 +23,13 @@ const CLOSE_SLACK_MS = 100;
  * (within the store's time bound), so a ledger read after the run resolves is exact.
  */
 export class CollectorRunAccount implements RunAccount {
-  private pending: Promise<void>[] | undefined;
   private closed: RunFigures | undefined;
   /** The limit this account last resolved (null: none applies), for the receipt. */
   private limitSeen: TenantLimit | null | undefined;
   private holds: Map<string, HeldChild> | undefined;
   private closedHolds: Map<string, ClosedHold> | undefined;
+  /** Made on the first store write: a run without budgets makes none. */
+  private storeWrites: RunStoreWrites | undefined;
 
   constructor(
     readonly accounting: Accounting,
@@ -40,6 +41,10 @@ export class CollectorRunAccount implements RunAccount {
     private readonly report: RunReporter | undefined,
     readonly onExceeded: 'refuse' | 'suspend',
   ) {}
+
+  private get writes(): RunStoreWrites {
+    return (this.storeWrites ??= new RunStoreWrites(this.ledger, this.budgets, this.scope, this.report));
+  }
 
   /** The run this account is for. */
   get runId(): string {
@@ -88,7 +93,7 @@ export class CollectorRunAccount implements RunAccount {
     addToTotal(e, usage, cost);
     this.ledger.rollUp(e, usage, cost);
     if (ticket.reservationId !== undefined && ticket.limit !== undefined) {
-      ticket.settled = this.settle(ticket.limit, ticket.reservationId, { tokens: totalTokens(usage), costUsd: cost ?? 0 }, 'settle');
+      ticket.settled = this.writes.settle(ticket.limit, ticket.reservationId, { tokens: totalTokens(usage), costUsd: cost ?? 0 }, 'settle');
     }
     const inst = this.ledger.instruments.get();
     const attrs = this.ledger.callAttributes.get(ticket, ended);
@@ -99,7 +104,7 @@ export class CollectorRunAccount implements RunAccount {
   }
 
   failCall(ticket: CallTicket, ended: CallEnd): void {
-    if (ticket.reservationId !== undefined) this.release(ticket.reservationId);
+    if (ticket.reservationId !== undefined) this.writes.release(ticket.reservationId);
     this.ledger.instruments.get().operationDuration.record(ended.durationS, failedCallAttributes(ticket, ended));
   }
 
@@ -125,7 +130,7 @@ export class CollectorRunAccount implements RunAccount {
 
   releaseChild(childRunId: string): void {
     const held = this.takeHold(childRunId);
-    if (held !== undefined) this.release(held.reservationId);
+    if (held !== undefined) this.writes.release(held.reservationId);
   }
 
   private takeHold(childRunId: string): HeldChild | undefined {
@@ -143,7 +148,7 @@ export class CollectorRunAccount implements RunAccount {
     const here = receipt?.ledger === this.accounting.id && (e.children?.includes(spent.runId) === true || receipt.tenantId === this.scope?.tenantId);
     if (here) {
       // Its own calls reserved and settled in this ledger for this tenant: a hold for it is let go.
-      if (held !== undefined) this.release(held.reservationId);
+      if (held !== undefined) this.writes.release(held.reservationId);
       // A child that opened in this collector under this run already rolled its spend up here.
       if (e.children?.includes(spent.runId)) return;
       // Accounted in this very ledger, though not under this run (a durable child that opened
@@ -162,12 +167,12 @@ export class CollectorRunAccount implements RunAccount {
     // collectors or processes) is already charged there; charging it again would count it twice.
     // Settled there for another tenant, it is charged here too: a child spends its delegator's budget.
     if (receipt !== undefined && receipt.store !== null && receipt.store === budgets.store.id && receipt.tenantId === scope.tenantId) {
-      if (held !== undefined) this.release(held.reservationId);
+      if (held !== undefined) this.writes.release(held.reservationId);
       return;
     }
     const actual: Spend = { tokens: totalTokens(spent.totalUsage), costUsd: childCost(spent.totalUsage, spent.totalCostUsd, this.runPrice()) };
     if (held !== undefined) {
-      this.noteCrossed(this.settle(held.limit, held.reservationId, actual, 'absorb'));
+      this.writes.noteCrossed(this.writes.settle(held.limit, held.reservationId, actual, 'absorb'));
       return;
     }
     // Settled in full when this run closed: only what it spent beyond that is charged now.
@@ -176,19 +181,14 @@ export class CollectorRunAccount implements RunAccount {
     const charge = closed === undefined ? actual : excess(actual, closed.settled);
     if (closed !== undefined && charge.tokens === 0 && charge.costUsd === 0) return;
     // Under an id of its own that was never reserved: charged once, even if retried.
-    this.noteCrossed(this.absorbUnheld(part === undefined ? `absorbed:${spent.runId}` : `absorbed:${spent.runId}@${part}`, charge));
+    this.writes.noteCrossed(this.absorbUnheld(part === undefined ? `absorbed:${spent.runId}` : `absorbed:${spent.runId}@${part}`, charge));
   }
 
   /** Spend with no hold behind it, at the levels of the limit that applies now. */
   private absorbUnheld(id: string, actual: Spend): MaybePromise<readonly BudgetThreshold[]> {
     const budgets = this.budgets!;
     const scope = this.scope!;
-    let crossed = NONE;
-    const write = () => this.withLimit((limit) => (limit === undefined ? NONE : budgets.settle(scope, limit, id, actual)));
-    const p = this.ledger.storeWrite('absorb', scope.tenantId, actual, write, this.report, (t) => (crossed = t));
-    if (p === undefined) return crossed;
-    this.track(p);
-    return p.then(() => crossed);
+    return this.writes.absorb(actual, () => this.withLimit((limit) => (limit === undefined ? NONE : budgets.settle(scope, limit, id, actual))));
   }
 
   replayCall(usage: Usage, costUsd: number | null): void {
@@ -229,10 +229,8 @@ export class CollectorRunAccount implements RunAccount {
     this.ledger.countTenantCost(e);
     this.settleStillHeld();
     const figures = (this.closed = figuresOf(e));
-    const pending = this.pending;
-    if (pending === undefined) return figures;
-    this.pending = undefined;
-    return this.landed(pending).then(() => figures);
+    const landed = this.storeWrites?.landed(e.tenantId);
+    return landed === undefined ? figures : landed.then(() => figures);
   }
 
   /**
@@ -246,76 +244,13 @@ export class CollectorRunAccount implements RunAccount {
     for (const runId of [...holds.keys()]) {
       const held = this.takeHold(runId)!;
       (this.closedHolds ??= new Map()).set(runId, { settled: held.amount });
-      this.noteCrossed(this.settle(held.limit, held.reservationId, held.amount, 'absorb'));
+      this.writes.noteCrossed(this.writes.settle(held.limit, held.reservationId, held.amount, 'absorb'));
     }
-  }
-
-  /**
-   * Settles a reservation at every level; a settle that failed is reported, then released, so a
-   * failed write never also blocks the tenant's headroom until it expires. Answers the thresholds
-   * it crossed, and never rejects (a failed settle crossed none).
-   */
-  private settle(limit: TenantLimit, id: string | number, actual: Spend, operation: 'settle' | 'absorb'): MaybePromise<readonly BudgetThreshold[]> {
-    const budgets = this.budgets!;
-    const scope = this.scope!;
-    let crossed = NONE;
-    const report = {
-      storeProblem: (p: Parameters<RunReporter['storeProblem']>[0]) => {
-        this.release(id);
-        this.report?.storeProblem(p);
-      },
-    };
-    const p = this.ledger.storeWrite(operation, scope.tenantId, actual, () => budgets.settle(scope, limit, id, actual), report, (t) => (crossed = t));
-    if (p === undefined) return crossed;
-    this.track(p);
-    return p.then(() => crossed);
-  }
-
-  private release(id: string | number): void {
-    const budgets = this.budgets!;
-    const scope = this.scope!;
-    this.track(this.ledger.storeWrite('release', scope.tenantId, undefined, () => budgets.release(scope, id), this.report));
-  }
-
-  /** Thresholds crossed by a child's spend go to the run (its events and span) once they are known. */
-  private noteCrossed(crossed: MaybePromise<readonly BudgetThreshold[]>): void {
-    const tell = (t: readonly BudgetThreshold[]) => {
-      if (t.length > 0) this.report?.crossed?.(t);
-    };
-    if (isPromise(crossed)) crossed.then(tell, () => undefined);
-    else tell(crossed);
   }
 
   /** The price of the run's own model: what spend without a price of its own is charged at. */
   private runPrice(): ModelPrice | null {
     const m = this.report?.model;
     return m === undefined ? null : this.ledger.priceFor(m.providerName, m.modelName);
-  }
-
-  /**
-   * The store writes of a closing run, waited for at most the budgets' storeBoundMs (every store
-   * operation answers within it): a store whose write never answers must not hold the run (and
-   * its caller) forever. A write still pending then is reported as failed; it may yet land.
-   */
-  private landed(pending: Promise<void>[]): Promise<void> {
-    // A little past the bound, so that each operation's own bound (which reports it) fires first.
-    const ms = (this.budgets?.storeBoundMs ?? 0) + CLOSE_SLACK_MS;
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
-        const error = new Error(`the budget store did not answer within ${ms} ms; the run's figures are final here, and its store writes may still land`);
-        error.name = 'TimeoutError';
-        this.report?.storeProblem({ operation: 'settle', tenantId: this.entry.tenantId ?? '', error });
-        resolve();
-      }, ms);
-      timer.unref?.();
-      Promise.all(pending).then(() => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
-  }
-
-  private track(p: Promise<void> | undefined): void {
-    if (p !== undefined) (this.pending ??= []).push(p);
   }
 }

@@ -1,4 +1,5 @@
 import type { Context } from '@opentelemetry/api';
+import type { ChildDeadline } from './child-deadline.js';
 import type { RunEventSink } from './run-event.js';
 import type { Scope } from './scope.js';
 import { NEVER_ABORTS } from './signals.js';
@@ -53,14 +54,12 @@ export interface ChildFrameInit {
   traceContext: Context | undefined;
   /** The ceiling the delegator applied: never looser than the parent's. */
   maxDepth: number;
-  /** A child time limit, in ms from now, tightening the inherited deadline. */
-  timeoutMs: number | undefined;
+  /** The child's deadline, decided once from the parent's (childDeadline): never later than it. */
+  deadline: ChildDeadline;
 }
 
 /** The frame of a child of `parent`: one deeper, same root, scope and wiring, the ceiling and deadline only tighter. */
 export function childFrame(parent: RunFrame, init: ChildFrameInit): RunFrame {
-  const byTimeout = init.timeoutMs === undefined ? undefined : Date.now() + init.timeoutMs;
-  const deadline = parent.deadline === undefined ? byTimeout : byTimeout === undefined ? parent.deadline : Math.min(parent.deadline, byTimeout);
   return Object.freeze({
     runId: init.runId,
     rootRunId: parent.rootRunId,
@@ -68,7 +67,7 @@ export function childFrame(parent: RunFrame, init: ChildFrameInit): RunFrame {
     depth: parent.depth + 1,
     maxDepth: parent.maxDepth === undefined ? init.maxDepth : Math.min(parent.maxDepth, init.maxDepth),
     scope: parent.scope,
-    deadline,
+    deadline: init.deadline.at,
     signal: init.signal,
     traceContext: init.traceContext,
     askUser: parent.askUser,

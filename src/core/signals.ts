@@ -1,4 +1,5 @@
 import { setMaxListeners } from 'node:events';
+import type { ChildDeadline } from './child-deadline.js';
 import { abortErrorFrom } from './errors.js';
 
 /**
@@ -167,13 +168,15 @@ export function rootSignal(given: AbortSignal | undefined, deadline: number | un
 }
 
 /**
- * A child's signal: its delegator's run signal, plus the child's own time limit. Without a limit
- * the child shares its delegator's signal, which is already symfonic's own: no controller a hop.
+ * A child's signal: its delegator's run signal, plus a timer at the child's own limit, read from
+ * the one deadline its frame and its delegator read too. Without a limit the child shares its
+ * delegator's signal, which is already symfonic's own: no controller a hop.
  */
-export function childSignal(parent: AbortSignal, timeoutMs: number | undefined): OwnedSignal {
-  if (timeoutMs === undefined) return parent === NEVER_ABORTS ? FREE : { signal: parent, timedOut: false, abort() {}, dispose() {} };
-  return new LinkedSignal(parent, timeoutMs, () => {
-    const reason = new Error(`the sub-agent did not finish within ${timeoutMs} ms`);
+export function childSignal(parent: AbortSignal, deadline: ChildDeadline): OwnedSignal {
+  const { limitAt, limitMs } = deadline;
+  if (limitAt === undefined) return parent === NEVER_ABORTS ? FREE : { signal: parent, timedOut: false, abort() {}, dispose() {} };
+  return new LinkedSignal(parent, limitAt - Date.now(), () => {
+    const reason = new Error(`the sub-agent did not finish within ${limitMs} ms`);
     reason.name = 'TimeoutError';
     return reason;
   });

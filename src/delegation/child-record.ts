@@ -1,7 +1,8 @@
 import { trace, type Context } from '@opentelemetry/api';
 import { modelVisibleText } from '../core/redact.js';
 import { childFrame, type RunFrame } from '../core/run-frame.js';
-import type { Spent } from '../core/run-outcome.js';
+import { RunFailure, type Spent } from '../core/run-outcome.js';
+import type { ChildDeadline } from '../core/child-deadline.js';
 import { NEVER_ABORTS } from '../core/signals.js';
 import { frameData, type ChildFailure, type ChildOutcomeData, type ChildStart } from '../snapshot/run-driver.js';
 import type { ChildOutcome, Resumption } from './framed-child.js';
@@ -11,16 +12,19 @@ export function childStartOf(
   parent: RunFrame,
   childRunId: string,
   ceiling: number,
-  timeoutMs: number | undefined,
+  deadline: ChildDeadline,
   agent: string,
   task: string,
   traceContext: Context | undefined,
   resume: Resumption | undefined,
 ): ChildStart {
-  const frame = frameData(childFrame(parent, { runId: childRunId, signal: NEVER_ABORTS, traceContext: undefined, maxDepth: ceiling, timeoutMs }));
+  const frame = frameData(childFrame(parent, { runId: childRunId, signal: NEVER_ABORTS, traceContext: undefined, maxDepth: ceiling, deadline }));
   const sc = traceContext === undefined ? undefined : trace.getSpanContext(traceContext);
   const parentSpan = sc !== undefined && trace.isSpanContextValid(sc) ? { traceId: sc.traceId, spanId: sc.spanId, flags: sc.traceFlags } : null;
-  return resume === undefined ? { agent, task, frame, parentSpan } : { agent, task, frame, parentSpan, resume: { run: resume.run, decisions: resume.decisions } };
+  const start: { -readonly [K in keyof ChildStart]: ChildStart[K] } = { agent, task, frame, parentSpan };
+  if (deadline.limitAt !== undefined) start.limitAt = deadline.limitAt;
+  if (resume !== undefined) start.resume = { run: resume.run, decisions: resume.decisions };
+  return start;
 }
 
 /** What a delegator reads of a child's outcome, and nothing else it answered (its messages stay its own). */
@@ -30,13 +34,20 @@ export function outcomeData(o: ChildOutcome): ChildOutcomeData {
   if (o.status !== undefined) data.status = o.status;
   if (o.interruptions !== undefined && o.interruptions.length > 0) data.interruptions = o.interruptions;
   if (o.suspension !== undefined) data.suspension = o.suspension;
+  if (o.elsewhere !== undefined && o.elsewhere.length > 0) data.elsewhere = o.elsewhere.map(spentData);
   return data;
 }
 
-/** A child's failure as data: the error's name and (redacted) message, whether its time limit stopped it, and what it spent. */
-export function failureOf(error: unknown, timedOut: boolean, spent: Spent | null): ChildFailure {
-  const e = error instanceof Error ? error : new Error(String(error));
-  return { name: e.name || 'Error', message: modelVisibleText(e.message), timedOut, spent: spent === null ? null : spentData(spent) };
+/**
+ * A run's failure as data, the one mapping every recorder of a failed run uses (a delegator in
+ * this process, a durable child or root workflow): the error's name and (redacted) message,
+ * whether its time limit stopped it, and what it spent (carried by a RunFailure; null for a run
+ * let go before it ended, whose spend is taken in when it ends).
+ */
+export function failureOf(error: unknown, timedOut: boolean): ChildFailure {
+  const cause = error instanceof RunFailure ? error.error : error;
+  const e = cause instanceof Error ? cause : new Error(String(cause));
+  return { name: e.name || 'Error', message: modelVisibleText(e.message), timedOut, spent: error instanceof RunFailure ? spentData(error.spent) : null };
 }
 
 function spentData(s: Spent): Spent {

@@ -1,7 +1,8 @@
 import type { Accounting } from '../accounting/accounting.js';
 import type { AgentResponse } from '../agent/agent-response.js';
 import type { Decisions } from '../core/interruption.js';
-import { RunFailure } from '../core/run-outcome.js';
+import { ranOut, recordedDeadline } from '../core/child-deadline.js';
+import type { OwnedSignal } from '../core/signals.js';
 import { failureOf, outcomeData } from '../delegation/child-record.js';
 import type { ChildFailure, ChildStep, FrameData } from '../snapshot/run-driver.js';
 import { SNAPSHOT_VERSION, type SpanLink, type SuspendedRun } from '../snapshot/run-snapshot.js';
@@ -44,7 +45,7 @@ export interface TreeHost {
  * throws: a failed root is an output too, so a failure is recorded once and read the same way.
  */
 export async function runRoot(host: TreeHost, input: RootInput, workflowId: string): Promise<TreeOutput> {
-  let owned: { dispose(): void } | undefined;
+  let owned: OwnedSignal | undefined;
   try {
     const { child } = host.registry.root(input.agent);
     host.registry.checkShape(input.frame.rootRunId, input.agent, input.shape);
@@ -56,8 +57,7 @@ export async function runRoot(host: TreeHost, input: RootInput, workflowId: stri
     const response = (await child.start(input.task, { frame: opened.frame, accounting: host.accounting, outputType: undefined, resume: input.resume, driver, session })) as AgentResponse;
     return { response: rootResponse(response, input) };
   } catch (error) {
-    const cause = error instanceof RunFailure ? error.error : error;
-    return { failure: failureOf(cause, false, error instanceof RunFailure ? error.spent : null) };
+    return { failure: failureOf(error, owned?.timedOut === true) };
   } finally {
     owned?.dispose();
   }
@@ -70,7 +70,7 @@ export async function runRoot(host: TreeHost, input: RootInput, workflowId: stri
  * the workflow's output; it never throws, so the delegator reads the same text on every replay.
  */
 export async function runChild(host: TreeHost, input: ChildInput): Promise<ChildStep> {
-  let owned: { readonly timedOut: boolean; dispose(): void } | undefined;
+  let owned: OwnedSignal | undefined;
   try {
     const delegator = host.registry.at(input.root, input.path.slice(0, -1));
     const roster = delegator.declares.roster;
@@ -84,8 +84,10 @@ export async function runChild(host: TreeHost, input: ChildInput): Promise<Child
     const placement = { frame: opened.frame, accounting: host.accounting, outputType: roster.find(name)!.outputType, resume: input.start.resume, driver, session };
     return { outcome: outcomeData(await roster.start(name, input.start.task, placement)) };
   } catch (error) {
-    const cause = error instanceof RunFailure ? error.error : error;
-    return { failure: failureOf(cause, owned?.timedOut === true, error instanceof RunFailure ? error.spent : null) };
+    // Its frame's timer fires at its deadline, which may be its delegator's: only its own limit reads as its time running out.
+    const { deadline } = input.start.frame;
+    const timerFired = owned?.timedOut === true && deadline !== undefined && deadline === input.start.limitAt;
+    return { failure: failureOf(error, ranOut(recordedDeadline(deadline, input.start.limitAt), timerFired, error)) };
   } finally {
     owned?.dispose();
   }

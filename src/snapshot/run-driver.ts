@@ -86,6 +86,8 @@ export interface ChildOutcomeData extends Spent {
   readonly status?: 'completed' | 'suspended';
   readonly interruptions?: readonly Interruption[];
   readonly suspension?: SuspendedRun;
+  /** Spend of later runs inside a wrapped child that accounted in ledgers of their own: taken in beside the outcome's. */
+  readonly elsewhere?: readonly Spent[];
 }
 
 /** A failed child as data: its error's name and message, whether its time limit stopped it, and what it spent. */
@@ -118,6 +120,8 @@ export interface ChildStart {
   readonly frame: FrameData;
   /** The delegating run_agent span: where the child's invoke_agent span starts. */
   readonly parentSpan: SpanLink | null;
+  /** When the child's own limit (childTimeoutMs) runs out, epoch ms; absent without one. Its frame's deadline may be its delegator's, sooner. */
+  readonly limitAt?: number;
   /** Set when the child goes on from where it suspended. */
   readonly resume?: { readonly run: SuspendedRun; readonly decisions: Decisions };
 }
