@@ -9,11 +9,11 @@ export type { AgentResponse, AccountingReceipt } from './agent/agent-response.js
 export type { DelegationRecord } from './delegation/delegation-record.js';
 export type { RunOptions } from './agent/run-options.js';
 export type { ResumeOptions } from './agent/resume-options.js';
-export type { Interruption, Decision } from './core/interruption.js';
-export type { RunSnapshot } from './snapshot/run-snapshot.js';
-export type { EncryptedSnapshot } from './snapshot/snapshot-options.js';
-export type { SnapshotEncryptionKey, SnapshotOptions } from './snapshot/snapshot-options.js';
-export { InMemoryResumeStore, type ResumeStore } from './snapshot/resume-store.js';
+export type { Interruption, Decision } from './run/interruption.js';
+export type { RunSnapshot } from './run/snapshot/run-snapshot.js';
+export type { EncryptedSnapshot } from './run/snapshot/snapshot-options.js';
+export type { SnapshotEncryptionKey, SnapshotOptions } from './run/snapshot/snapshot-options.js';
+export { InMemoryResumeStore, type ResumeStore } from './run/snapshot/resume-store.js';
 export type { AgentStream } from './agent/agent-stream.js';
 export type { RunEvent, RunEventType } from './agent/run-events.js';
 export { liveTree, renderRunEvents, type LiveTree, type LiveTreeOptions, type RunTreeNode } from './cli/live-tree.js';

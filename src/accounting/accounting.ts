@@ -1,12 +1,12 @@
-import type { RunFrame } from '../core/run-frame.js';
-import type { Receipt, RunFigures, Spent } from '../core/run-outcome.js';
+import type { RunFrame } from '../run/run-frame.js';
+import type { Receipt, RunFigures, Spent } from '../run/run-outcome.js';
 import type { Usage } from '../core/usage.js';
 import type { MaybePromise, Spend } from '../budget/budget-store.js';
 import type { BudgetScope, BudgetThreshold, TenantLimit } from '../budget/tenant-budgets.js';
 import type { DelegationOutcome } from '../observability/attributes.js';
 import type { ModelPrice } from './prices.js';
 
-export type { RunFigures } from '../core/run-outcome.js';
+export type { RunFigures } from '../run/run-outcome.js';
 
 /**
  * The one seam between a run and its bookkeeping. The agent and delegation layers see only these

@@ -2,7 +2,7 @@ import type { Meter } from '@opentelemetry/api';
 import { ConfigurationError, SymfonicError } from '../core/errors.js';
 import { checked, readOptions } from '../core/options.js';
 import { z } from 'zod';
-import type { RunFrame } from '../core/run-frame.js';
+import type { RunFrame } from '../run/run-frame.js';
 import type { Usage } from '../core/usage.js';
 import type { Accounting, RunAccount, RunFigures, RunReporter } from './accounting.js';
 import { TenantBudgets } from '../budget/tenant-budgets.js';

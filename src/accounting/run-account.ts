@@ -1,4 +1,4 @@
-import type { Receipt, Spent } from '../core/run-outcome.js';
+import type { Receipt, Spent } from '../run/run-outcome.js';
 import type { MaybePromise, Spend } from '../budget/budget-store.js';
 import type { BudgetScope, BudgetThreshold, TenantBudgets, TenantLimit } from '../budget/tenant-budgets.js';
 import { isPromise } from '../core/promise.js';

@@ -13,7 +13,7 @@ import type { AgentCore } from './agent-core.js';
 import { askUserTool } from './ask-user-tool.js';
 import { FrameworkConfig } from './framework-config.js';
 import { agentSpanAttributes } from './run-span.js';
-import { snapshotPolicy } from '../snapshot/snapshot-policy.js';
+import { snapshotPolicy } from '../run/snapshot/snapshot-policy.js';
 import type { AgentSessions } from '../session/session-memory.js';
 
 /** A load or append slower than this is unavailable: the turn is refused (or its append reported), never waited on for long. */

@@ -7,7 +7,7 @@ import type { Tool } from '../tool/define-tool.js';
 import type { FrameworkConfig } from './framework-config.js';
 import type { AgentSpanAttributes } from './run-span.js';
 import type { AgentSessions } from '../session/session-memory.js';
-import type { SnapshotPolicy } from '../snapshot/snapshot-options.js';
+import type { SnapshotPolicy } from '../run/snapshot/snapshot-options.js';
 
 /** What the loop reads of an agent: fixed at construction, shared by all its runs. */
 export interface AgentCore {

@@ -5,7 +5,7 @@ import type { ModelProvider } from '../model/types.js';
 import { isLogger, type Logger } from '../observability/logger.js';
 import type { Capability } from '../tool/capability.js';
 import { isTool, NAME_PATTERN, type Tool } from '../tool/define-tool.js';
-import { snapshotOptionParts } from '../snapshot/snapshot-policy.js';
+import { snapshotOptionParts } from '../run/snapshot/snapshot-policy.js';
 import { FrameworkConfig } from './framework-config.js';
 import type { SessionStore } from '../session/session-store.js';
 import type { CompactHistory } from '../session/session-memory.js';

@@ -1,7 +1,7 @@
-import type { Interruption } from '../core/interruption.js';
-import type { Receipt } from '../core/run-outcome.js';
-import type { RunSnapshot } from '../snapshot/run-snapshot.js';
-import type { EncryptedSnapshot } from '../snapshot/snapshot-options.js';
+import type { Interruption } from '../run/interruption.js';
+import type { Receipt } from '../run/run-outcome.js';
+import type { RunSnapshot } from '../run/snapshot/run-snapshot.js';
+import type { EncryptedSnapshot } from '../run/snapshot/snapshot-options.js';
 import type { ChildOutcome } from '../delegation/framed-child.js';
 import type { DelegationRecord } from '../delegation/delegation-record.js';
 import type { Usage } from '../core/usage.js';

@@ -1,7 +1,7 @@
 import { ConfigurationError, SnapshotError } from '../core/errors.js';
-import type { Decisions } from '../core/interruption.js';
-import { inputDigest } from '../snapshot/input-digest.js';
-import type { SuspendedRun } from '../snapshot/run-snapshot.js';
+import type { Decisions } from '../run/interruption.js';
+import { inputDigest } from '../run/snapshot/input-digest.js';
+import type { SuspendedRun } from '../run/snapshot/run-snapshot.js';
 
 /** Characters of a decision quoted in an error, at most. */
 const PREVIEW_CHARS = 200;

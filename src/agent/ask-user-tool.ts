@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { RunFrame } from '../core/run-frame.js';
+import type { RunFrame } from '../run/run-frame.js';
 import { defineTool, type Tool } from '../tool/define-tool.js';
 import type { ToolContext } from '../tool/tool-context.js';
 

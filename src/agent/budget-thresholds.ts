@@ -2,7 +2,7 @@ import type { Span } from '@opentelemetry/api';
 import type { CallTicket } from '../accounting/accounting.js';
 import type { BudgetThreshold } from '../budget/tenant-budgets.js';
 import { isPromise } from '../core/promise.js';
-import type { RunEmitter } from '../core/run-event.js';
+import type { RunEmitter } from '../run/run-event.js';
 import { ATTR, SPAN_EVENT } from '../observability/attributes.js';
 
 /**

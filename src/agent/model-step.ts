@@ -1,7 +1,7 @@
 import { BudgetExceededError, type BudgetRefusal } from '../core/errors.js';
 import type { Usage } from '../core/usage.js';
 import type { ModelResponse } from '../model/types.js';
-import type { ModelStep, Recorded, RunDriver, StepKey } from '../snapshot/run-driver.js';
+import type { ModelStep, Recorded, RunDriver, StepKey } from '../run/run-driver.js';
 import { BudgetPause, makeModelCall, ModelCallInFlight } from './model-turn.js';
 import { noteStep, stepSpan } from './run-replay.js';
 import type { RunState } from './run-state.js';

@@ -1,6 +1,6 @@
 import type { Span } from '@opentelemetry/api';
 import { abortErrorFrom, SymfonicError } from '../core/errors.js';
-import type { RunEmitter } from '../core/run-event.js';
+import type { RunEmitter } from '../run/run-event.js';
 import type { ModelProvider, ModelRequest, ModelResponse } from '../model/types.js';
 import { ATTR } from '../observability/attributes.js';
 

@@ -3,10 +3,10 @@ import { outputTypeProblem } from '../core/output-type.js';
 import { isAccounting, type Accounting } from '../accounting/accounting.js';
 import type { MetricsCollector } from '../accounting/metrics-collector.js';
 import { ConfigurationError } from '../core/errors.js';
-import type { Decisions } from '../core/interruption.js';
+import type { Decisions } from '../run/interruption.js';
 import { checked, readOptions } from '../core/options.js';
-import type { AskUser } from '../core/run-frame.js';
-import type { GivenAgain, RunSnapshot } from '../snapshot/run-snapshot.js';
+import type { AskUser } from '../run/run-frame.js';
+import type { GivenAgain, RunSnapshot } from '../run/snapshot/run-snapshot.js';
 import type { RunEvent } from './run-events.js';
 import type { RunState } from './run-state.js';
 

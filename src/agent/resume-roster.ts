@@ -1,6 +1,6 @@
 import { SnapshotError } from '../core/errors.js';
 import type { DelegationRoster } from '../delegation/roster.js';
-import type { SuspendedRun } from '../snapshot/run-snapshot.js';
+import type { SuspendedRun } from '../run/snapshot/run-snapshot.js';
 import type { AgentCore } from './agent-core.js';
 
 function childName(args: string): string | undefined {

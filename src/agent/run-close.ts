@@ -1,12 +1,12 @@
 import { roundUsd } from '../trace/usd.js';
 import { trace } from '@opentelemetry/api';
-import type { Interruption } from '../core/interruption.js';
-import { RunFailure, type RunFigures, type Spent } from '../core/run-outcome.js';
+import type { Interruption } from '../run/interruption.js';
+import { RunFailure, type RunFigures, type Spent } from '../run/run-outcome.js';
 import { loggableError } from '../core/redact.js';
-import type { RunWait } from '../snapshot/run-snapshot.js';
-import { SNAPSHOT_VERSION, type RunSnapshot, type SuspendedRun } from '../snapshot/run-snapshot.js';
-import type { EncryptedSnapshot } from '../snapshot/snapshot-options.js';
-import { sealRootSnapshot } from '../snapshot/snapshot-policy.js';
+import type { RunWait } from '../run/snapshot/run-snapshot.js';
+import { SNAPSHOT_VERSION, type RunSnapshot, type SuspendedRun } from '../run/snapshot/run-snapshot.js';
+import type { EncryptedSnapshot } from '../run/snapshot/snapshot-options.js';
+import { sealRootSnapshot } from '../run/snapshot/snapshot-policy.js';
 import { ATTR } from '../observability/attributes.js';
 import { responseLineage } from '../run/run-projections.js';
 import type { AgentResponse } from './agent-response.js';

@@ -1,6 +1,6 @@
 import { modelVisibleText } from '../core/redact.js';
-import type { EndedDelegation, RunEmitter, RunEventBody, RunEventSink } from '../core/run-event.js';
-import type { RunFrame } from '../core/run-frame.js';
+import type { EndedDelegation, RunEmitter, RunEventBody, RunEventSink } from '../run/run-event.js';
+import type { RunFrame } from '../run/run-frame.js';
 import type { RunFigures } from '../accounting/accounting.js';
 import type { DelegationOutcome } from '../observability/attributes.js';
 import { roundUsd } from '../trace/usd.js';

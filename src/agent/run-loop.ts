@@ -1,13 +1,13 @@
 import { modelVisibleText } from '../core/redact.js';
 import { BudgetExceededError, MaxTurnsExceededError, SnapshotError, abortErrorFrom } from '../core/errors.js';
-import type { Decision, Decisions, Interruption } from '../core/interruption.js';
-import { declinedText } from '../core/interruption-kinds.js';
+import type { Decision, Decisions, Interruption } from '../run/interruption.js';
+import { declinedText } from '../run/interruption-kinds.js';
 import { isPromise } from '../core/promise.js';
-import { endedDelegation } from '../core/run-event.js';
+import { endedDelegation } from '../run/run-event.js';
 import { instructionsFor, parseOutput } from '../core/structured-output.js';
 import type { Message, ModelResponse, ToolCall } from '../model/types.js';
-import { PausedCall } from '../snapshot/paused-call.js';
-import type { CallState, RunWait, SuspendedRun } from '../snapshot/run-snapshot.js';
+import { PausedCall } from '../run/snapshot/paused-call.js';
+import type { CallState, RunWait, SuspendedRun } from '../run/snapshot/run-snapshot.js';
 import type { RunAccount } from '../accounting/accounting.js';
 import type { AgentCore } from './agent-core.js';
 import type { AgentResponse } from './agent-response.js';

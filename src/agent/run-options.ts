@@ -1,10 +1,10 @@
 import type { Context } from '@opentelemetry/api';
 import type { ZodType } from 'zod';
 import { ConfigurationError } from '../core/errors.js';
-import { ID_RULE, isId, sameIdProblem } from '../core/ids.js';
+import { ID_RULE, isId, sameIdProblem } from '../run/ids.js';
 import { refuseUnknownKeys } from '../core/options.js';
 import { outputTypeProblem } from '../core/output-type.js';
-import type { AskUser } from '../core/run-frame.js';
+import type { AskUser } from '../run/run-frame.js';
 import { makeScope, type Scope } from '../core/scope.js';
 import type { Message, ToolChoice } from '../model/types.js';
 import { isAccounting, type Accounting } from '../accounting/accounting.js';

@@ -1,6 +1,6 @@
 import { trace, TraceFlags, type Span } from '@opentelemetry/api';
 import { ATTR } from '../observability/attributes.js';
-import type { Recorded, StepSpan } from '../snapshot/run-driver.js';
+import type { Recorded, StepSpan } from '../run/run-driver.js';
 import type { RunState } from './run-state.js';
 
 /** What a driven run remembers of the steps it read back, to link its span to where they were made. */

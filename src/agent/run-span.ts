@@ -1,13 +1,13 @@
 import { SpanKind, SpanStatusCode, trace, type Context, type Span, type Tracer } from '@opentelemetry/api';
 import { shownName } from '../core/defaults.js';
 import { modelVisibleText } from '../core/redact.js';
-import type { RunFrame } from '../core/run-frame.js';
+import type { RunFrame } from '../run/run-frame.js';
 import { spanLineage } from '../run/run-projections.js';
 import type { RunFigures } from '../accounting/accounting.js';
 import { ATTR, MAX_DESCRIPTION_CHARS, OPERATION, TRACER_NAME } from '../observability/attributes.js';
 import { SYMFONIC_VERSION } from '../observability/version.js';
 import type { ModelServer } from '../model/types.js';
-import type { SpanLink } from '../snapshot/run-snapshot.js';
+import type { SpanLink } from '../run/snapshot/run-snapshot.js';
 import type { AgentCore } from './agent-core.js';
 
 type Attributes = Record<string, string | number>;

@@ -1,12 +1,12 @@
 import { context as otelContext, trace } from '@opentelemetry/api';
 import { ConfigurationError } from '../core/errors.js';
-import { frameFromData, placedData } from '../snapshot/run-driver.js';
-import { claimSnapshot, isChecked, openSnapshot } from '../snapshot/snapshot-policy.js';
+import { frameFromData, placedData } from '../run/run-driver.js';
+import { claimSnapshot, isChecked, openSnapshot } from '../run/snapshot/snapshot-policy.js';
 import { checkRoster } from './resume-roster.js';
 import { checkDecisions } from './run-suspension.js';
-import { newRunId } from '../core/ids.js';
-import { TeeSink, type RunEventSink } from '../core/run-event.js';
-import { freezeFrame, type RunFrame } from '../core/run-frame.js';
+import { newRunId } from '../run/ids.js';
+import { TeeSink, type RunEventSink } from '../run/run-event.js';
+import { freezeFrame, type RunFrame } from '../run/run-frame.js';
 import { rootSignal, type OwnedSignal } from '../core/signals.js';
 import type { Placement } from '../delegation/framed-child.js';
 import { wrappedCall, type WrappedCall } from '../delegation/wrapped-child.js';

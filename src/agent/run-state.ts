@@ -1,7 +1,7 @@
 import { context, trace, type Context, type Span } from '@opentelemetry/api';
 import type { ZodType } from 'zod';
-import type { RunEmitter } from '../core/run-event.js';
-import type { RunFrame } from '../core/run-frame.js';
+import type { RunEmitter } from '../run/run-event.js';
+import type { RunFrame } from '../run/run-frame.js';
 import type { Logger } from '../observability/logger.js';
 import { logBindings } from '../run/run-projections.js';
 import type { AccountingProblem, RunAccount, RunReporter } from '../accounting/accounting.js';
@@ -15,7 +15,7 @@ import type { OwnedSignal } from '../core/signals.js';
 import type { DelegationRecord } from '../delegation/delegation-record.js';
 import type { Resumption } from '../delegation/framed-child.js';
 import type { WrappedCall } from '../delegation/wrapped-child.js';
-import type { RunDriver } from '../snapshot/run-driver.js';
+import type { RunDriver } from '../run/run-driver.js';
 import type { SessionMemory } from '../session/session-memory.js';
 
 /**

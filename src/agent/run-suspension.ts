@@ -1,13 +1,13 @@
 import { trace } from '@opentelemetry/api';
 import { ConfigurationError, type BudgetExceededError } from '../core/errors.js';
-import type { Decision, Decisions, Interruption } from '../core/interruption.js';
-import { decisionFits, decisionsText, kindWithArticle, type CallKind, type DecisionForm } from '../core/interruption-kinds.js';
-import type { RunFigures } from '../core/run-outcome.js';
+import type { Decision, Decisions, Interruption } from '../run/interruption.js';
+import { decisionFits, decisionsText, kindWithArticle, type CallKind, type DecisionForm } from '../run/interruption-kinds.js';
+import type { RunFigures } from '../run/run-outcome.js';
 import type { Message, ToolCall } from '../model/types.js';
-import type { RunWait, SuspendedRun, WaitingInterruption } from '../snapshot/run-snapshot.js';
-import { placeFields } from '../snapshot/run-driver.js';
+import type { RunWait, SuspendedRun, WaitingInterruption } from '../run/snapshot/run-snapshot.js';
+import { placeFields } from '../run/run-driver.js';
 import type { RunState } from './run-state.js';
-import { inputDigest } from '../snapshot/input-digest.js';
+import { inputDigest } from '../run/snapshot/input-digest.js';
 import { checkDigests, preview } from './approval-digests.js';
 
 /** What a run hands up when it suspends: where it stands, and every interruption of its subtree. */

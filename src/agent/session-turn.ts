@@ -1,5 +1,5 @@
 import { trace } from '@opentelemetry/api';
-import { RunFailure, type RunFigures } from '../core/run-outcome.js';
+import { RunFailure, type RunFigures } from '../run/run-outcome.js';
 import { modelVisibleText } from '../core/redact.js';
 import type { Message } from '../model/types.js';
 import { appendTurn, loadHistory } from '../session/session-calls.js';

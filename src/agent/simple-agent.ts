@@ -13,8 +13,8 @@ import { executeRun } from './run-loop.js';
 import { callerStart, resumeStart } from './run-start.js';
 import { declareAgentChild } from './agent-child.js';
 import type { ResumeOptions } from './resume-options.js';
-import type { RunSnapshot } from '../snapshot/run-snapshot.js';
-import type { EncryptedSnapshot, SnapshotOptions } from '../snapshot/snapshot-options.js';
+import type { RunSnapshot } from '../run/snapshot/run-snapshot.js';
+import type { EncryptedSnapshot, SnapshotOptions } from '../run/snapshot/snapshot-options.js';
 
 export { OutputValidationError } from '../core/structured-output.js';
 

@@ -23,10 +23,10 @@ import { type RunOptions } from './run-options.js';
 import { callerStart, listenerErrorReporter, resumeStart } from './run-start.js';
 import { declareAgentChild } from './agent-child.js';
 import type { ResumeOptions } from './resume-options.js';
-import type { RunSnapshot } from '../snapshot/run-snapshot.js';
+import type { RunSnapshot } from '../run/snapshot/run-snapshot.js';
 import type { SessionStore } from '../session/session-store.js';
 import type { CompactHistory } from '../session/session-memory.js';
-import type { EncryptedSnapshot, SnapshotOptions } from '../snapshot/snapshot-options.js';
+import type { EncryptedSnapshot, SnapshotOptions } from '../run/snapshot/snapshot-options.js';
 
 export interface SymfonicAgentOptions extends SnapshotOptions {
   name: string;

@@ -1,8 +1,8 @@
 import { SymfonicError } from '../core/errors.js';
-import { isCallKind } from '../core/interruption-kinds.js';
+import { isCallKind } from '../run/interruption-kinds.js';
 import type { Message, ToolCall } from '../model/types.js';
-import { PausedCall } from '../snapshot/paused-call.js';
-import type { Recorded, RunDriver, StepKey, ToolStep, ToolWait } from '../snapshot/run-driver.js';
+import { PausedCall } from '../run/snapshot/paused-call.js';
+import type { Recorded, RunDriver, StepKey, ToolStep, ToolWait } from '../run/run-driver.js';
 import { noteStep, stepSpan } from './run-replay.js';
 import { telemetryToolName } from './run-span.js';
 import type { RunState } from './run-state.js';

@@ -1,5 +1,5 @@
 import type { Scope } from '../core/scope.js';
-import type { BudgetThresholdFields } from '../core/run-event.js';
+import type { BudgetThresholdFields } from '../core/budget-threshold.js';
 
 /** Who a call is for: the scope's parts that budgets read. */
 export type BudgetScope = Pick<Scope, 'tenantId' | 'userId' | 'sessionId' | 'attributes'>;

@@ -3,8 +3,8 @@
  * interruption with who waits and for what, the files written, and the command that resumes the
  * tree; and the same as data for --json.
  */
-import type { Interruption } from '../core/interruption.js';
-import { firstDecision, takes, toldText } from '../core/interruption-kinds.js';
+import type { Interruption } from '../run/interruption.js';
+import { firstDecision, takes, toldText } from '../run/interruption-kinds.js';
 import { cliVerb } from './demo-pause-settings.js';
 import { wrapText } from './fit.js';
 import { symfonicCommand } from './invocation.js';

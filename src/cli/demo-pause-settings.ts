@@ -3,8 +3,8 @@
  * which of the two, where the snapshot goes, the decisions (`--decide ID=…`, `--approve-all`)
  * and the key snapshots are signed with.
  */
-import type { Decision } from '../core/interruption.js';
-import type { DecisionForm } from '../core/interruption-kinds.js';
+import type { Decision } from '../run/interruption.js';
+import type { DecisionForm } from '../run/interruption-kinds.js';
 import { UsageError } from './args.js';
 
 export const DEFAULT_SNAPSHOT_FILE = 'symfonic-demo.snapshot.json';

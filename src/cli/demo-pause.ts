@@ -5,8 +5,8 @@
  */
 import { rmSync } from 'node:fs';
 import type { AgentResponse } from '../agent/agent-response.js';
-import type { Decisions } from '../core/interruption.js';
-import type { RunSnapshot } from '../snapshot/run-snapshot.js';
+import type { Decisions } from '../run/interruption.js';
+import type { RunSnapshot } from '../run/snapshot/run-snapshot.js';
 import type { SpanRecord } from '../trace/span-records.js';
 import type { WrittenSuspension } from './demo-pause-report.js';
 import type { PauseSettings } from './demo-pause-settings.js';

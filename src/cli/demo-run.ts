@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { BudgetExceededError, ConfigurationError, SnapshotError } from '../core/errors.js';
-import { newRunId } from '../core/ids.js';
+import { newRunId } from '../run/ids.js';
 import { openAICompatible } from '../model/openai-compatible.js';
 import type { ModelProvider } from '../model/types.js';
 import { TenantBudgets } from '../budget/tenant-budgets.js';

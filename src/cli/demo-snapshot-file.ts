@@ -5,12 +5,12 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { SnapshotError } from '../core/errors.js';
-import type { Decision, Decisions } from '../core/interruption.js';
-import { decisionFits, decisionsText, firstDecision, kindWithArticle, takes, type InterruptionKind } from '../core/interruption-kinds.js';
+import type { Decision, Decisions } from '../run/interruption.js';
+import { decisionFits, decisionsText, firstDecision, kindWithArticle, takes, type InterruptionKind } from '../run/interruption-kinds.js';
 import { waitsOf } from '../agent/run-suspension.js';
-import { checkSignature, readSnapshot } from '../snapshot/snapshot-codec.js';
-import type { RunSnapshot, WaitingInterruption } from '../snapshot/run-snapshot.js';
-import type { EncryptedSnapshot } from '../snapshot/snapshot-options.js';
+import { checkSignature, readSnapshot } from '../run/snapshot/snapshot-codec.js';
+import type { RunSnapshot, WaitingInterruption } from '../run/snapshot/run-snapshot.js';
+import type { EncryptedSnapshot } from '../run/snapshot/snapshot-options.js';
 import type { SpanRecord } from '../trace/span-records.js';
 import { InputError } from './args.js';
 import { cliVerb, type PauseSettings } from './demo-pause-settings.js';

@@ -1,7 +1,7 @@
 import type { AgentResponse } from '../agent/agent-response.js';
 import type { SymfonicAgent } from '../agent/symfonic-agent.js';
 import type { RunEvent } from '../agent/run-events.js';
-import { newRunId } from '../core/ids.js';
+import { newRunId } from '../run/ids.js';
 import type { SessionTurnRecord } from '../session/session-store.js';
 import type { Usage } from '../core/usage.js';
 import { DEMO_FOLLOW_UPS, DEMO_QUESTION } from './demo-team.js';

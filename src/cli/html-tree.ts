@@ -4,7 +4,7 @@
  * Policy forbids the page any request of its own, so it opens the same offline, from an email
  * attachment or a CI artifact. The rows are the terminal picture's (treeRows).
  */
-import { shortRunId } from '../core/ids.js';
+import { shortRunId } from '../run/ids.js';
 import type { TimedRunNode } from '../trace/run-tree.js';
 import { formatCost, formatMs, formatTokens } from './tree-format.js';
 import { leafMark, outcomeKind, treeRows, type Row } from './tree-rows.js';

@@ -1,4 +1,4 @@
-import { shortRunId } from '../core/ids.js';
+import { shortRunId } from '../run/ids.js';
 import { runsOf, type TimedRunNode } from '../trace/run-tree.js';
 import { joinFitting } from './fit.js';
 import { formatCost, formatMs, formatTokens } from './tree-format.js';

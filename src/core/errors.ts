@@ -1,4 +1,4 @@
-import type { BudgetThresholdFields } from './run-event.js';
+import type { BudgetThresholdFields } from './budget-threshold.js';
 
 /**
  * Every error symfonic throws on purpose extends SymfonicError, so a caller can tell the

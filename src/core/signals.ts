@@ -1,5 +1,4 @@
 import { setMaxListeners } from 'node:events';
-import type { ChildDeadline } from './child-deadline.js';
 import { abortErrorFrom } from './errors.js';
 
 /**
@@ -172,7 +171,7 @@ export function rootSignal(given: AbortSignal | undefined, deadline: number | un
  * the one deadline its frame and its delegator read too. Without a limit the child shares its
  * delegator's signal, which is already symfonic's own: no controller a hop.
  */
-export function childSignal(parent: AbortSignal, deadline: ChildDeadline): OwnedSignal {
+export function childSignal(parent: AbortSignal, deadline: { readonly limitAt: number | undefined; readonly limitMs: number | undefined }): OwnedSignal {
   const { limitAt, limitMs } = deadline;
   if (limitAt === undefined) return parent === NEVER_ABORTS ? FREE : { signal: parent, timedOut: false, abort() {}, dispose() {} };
   return new LinkedSignal(parent, limitAt - Date.now(), () => {

@@ -1,8 +1,8 @@
 import type { Context, Span } from '@opentelemetry/api';
-import type { RunEmitter } from '../core/run-event.js';
-import type { RunFrame } from '../core/run-frame.js';
+import type { RunEmitter } from '../run/run-event.js';
+import type { RunFrame } from '../run/run-frame.js';
 import type { RunAccount } from '../accounting/accounting.js';
-import type { RunDriver } from '../snapshot/run-driver.js';
+import type { RunDriver } from '../run/run-driver.js';
 import type { ToolContext } from '../tool/tool-context.js';
 import type { DelegationRecords } from './delegation-record.js';
 import type { Resumption } from './framed-child.js';

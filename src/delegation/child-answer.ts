@@ -1,5 +1,5 @@
 import type { ZodType } from 'zod';
-import { readReceipt, type Spent } from '../core/run-outcome.js';
+import { readReceipt, type Spent } from '../run/run-outcome.js';
 import type { ChildOutcome } from './framed-child.js';
 import { parseOutput } from '../core/structured-output.js';
 import { estimatedUsage, soundCost, soundUsage, totalTokens, type Usage } from '../core/usage.js';

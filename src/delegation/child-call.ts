@@ -1,11 +1,11 @@
-import { childDeadline, ranOut, type ChildDeadline } from '../core/child-deadline.js';
+import { childDeadline, ranOut, type ChildDeadline } from '../run/child-deadline.js';
 import { abortErrorFrom, failsTheRun } from '../core/errors.js';
-import { newRunId } from '../core/ids.js';
-import { childFrame, type RunFrame } from '../core/run-frame.js';
-import { RunFailure, type Spent } from '../core/run-outcome.js';
+import { newRunId } from '../run/ids.js';
+import { childFrame, type RunFrame } from '../run/run-frame.js';
+import { RunFailure, type Spent } from '../run/run-outcome.js';
 import { childSignal, raceAbort, type OwnedSignal } from '../core/signals.js';
-import { PausedCall } from '../snapshot/paused-call.js';
-import type { ChildOutcomeData, ChildStep, Recorded, RunDriver, StepKey } from '../snapshot/run-driver.js';
+import { PausedCall } from '../run/snapshot/paused-call.js';
+import type { ChildOutcomeData, ChildStep, Recorded, RunDriver, StepKey } from '../run/run-driver.js';
 import { childMemory } from '../session/session-memory.js';
 import { childOutput } from './child-answer.js';
 import { childStartOf, failureOf, outcomeData } from './child-record.js';

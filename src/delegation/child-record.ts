@@ -1,10 +1,10 @@
 import { trace, type Context } from '@opentelemetry/api';
 import { modelVisibleText } from '../core/redact.js';
-import { childFrame, type RunFrame } from '../core/run-frame.js';
-import { RunFailure, type Spent } from '../core/run-outcome.js';
-import type { ChildDeadline } from '../core/child-deadline.js';
+import { childFrame, type RunFrame } from '../run/run-frame.js';
+import { RunFailure, type Spent } from '../run/run-outcome.js';
+import type { ChildDeadline } from '../run/child-deadline.js';
 import { NEVER_ABORTS } from '../core/signals.js';
-import { frameData, type ChildFailure, type ChildOutcomeData, type ChildStart } from '../snapshot/run-driver.js';
+import { frameData, type ChildFailure, type ChildOutcomeData, type ChildStart } from '../run/run-driver.js';
 import type { ChildOutcome, Resumption } from './framed-child.js';
 
 /** The child's start as data, for a driver that starts children elsewhere: its frame, task and the span it starts under. */

@@ -1,4 +1,4 @@
-import type { ChildFailure } from '../snapshot/run-driver.js';
+import type { ChildFailure } from '../run/run-driver.js';
 import { Refusal } from './delegation-call.js';
 
 /**

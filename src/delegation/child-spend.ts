@@ -1,7 +1,7 @@
 import type { RunAccount } from '../accounting/accounting.js';
-import { RunFailure, type RunFigures, type Spent } from '../core/run-outcome.js';
+import { RunFailure, type RunFigures, type Spent } from '../run/run-outcome.js';
 import { totalTokens, type Usage } from '../core/usage.js';
-import type { ChildOutcomeData } from '../snapshot/run-driver.js';
+import type { ChildOutcomeData } from '../run/run-driver.js';
 import type { ChildOutcome } from './framed-child.js';
 
 const NO_SPEND: readonly Spent[] = [];

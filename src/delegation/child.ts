@@ -1,4 +1,4 @@
-import type { Receipt } from '../core/run-outcome.js';
+import type { Receipt } from '../run/run-outcome.js';
 import type { Usage } from '../core/usage.js';
 import type { ChildRunOptions } from '../run/run-projections.js';
 

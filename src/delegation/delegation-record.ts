@@ -1,4 +1,4 @@
-import type { DelegationRecordOf } from '../core/delegation-record.js';
+import type { DelegationRecordOf } from '../run/delegation-record.js';
 import type { DelegationOutcome } from '../observability/attributes.js';
 
 /** One run_agent call of a run, as it ended (AgentResponse.delegations). */

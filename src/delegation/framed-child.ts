@@ -1,10 +1,10 @@
 import type { ZodType } from 'zod';
 import type { Accounting } from '../accounting/accounting.js';
-import type { Decisions, Interruption } from '../core/interruption.js';
-import type { RunFrame } from '../core/run-frame.js';
-import type { Spent } from '../core/run-outcome.js';
-import type { RunDriver } from '../snapshot/run-driver.js';
-import type { SuspendedRun } from '../snapshot/run-snapshot.js';
+import type { Decisions, Interruption } from '../run/interruption.js';
+import type { RunFrame } from '../run/run-frame.js';
+import type { Spent } from '../run/run-outcome.js';
+import type { RunDriver } from '../run/run-driver.js';
+import type { SuspendedRun } from '../run/snapshot/run-snapshot.js';
 import type { SessionMemory } from '../session/session-memory.js';
 
 // What a child is placed in and what it answers: the data of its door (child-door.ts).

@@ -1,9 +1,9 @@
 import { context as otelContext } from '@opentelemetry/api';
 import type { ZodType } from 'zod';
 import { ConfigurationError, DuplicateChildError, UnknownChildError } from '../core/errors.js';
-import { newRunId, sameIdProblem } from '../core/ids.js';
-import { frameFrom, type RunFrame } from '../core/run-frame.js';
-import { RunFailure } from '../core/run-outcome.js';
+import { newRunId, sameIdProblem } from '../run/ids.js';
+import { frameFrom, type RunFrame } from '../run/run-frame.js';
+import { RunFailure } from '../run/run-outcome.js';
 import { makeScope, type Scope } from '../core/scope.js';
 import { NAME_PATTERN } from '../tool/define-tool.js';
 import type { ChildAgent } from './child.js';

@@ -4,7 +4,7 @@ import { DEFAULTS, shownName } from '../core/defaults.js';
 import { checked, readOptions } from '../core/options.js';
 import { UnknownChildError } from '../core/errors.js';
 import { frameOfToolContext } from '../run/run-projections.js';
-import type { PausedCall } from '../snapshot/paused-call.js';
+import type { PausedCall } from '../run/snapshot/paused-call.js';
 import { defineTool, type Tool } from '../tool/define-tool.js';
 import type { DelegationCallContext, ResumableTool } from './call-context.js';
 import { ChildCall } from './child-call.js';

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { context as otelContext } from '@opentelemetry/api';
-import { RunFailure, type Spent } from '../core/run-outcome.js';
+import { RunFailure, type Spent } from '../run/run-outcome.js';
 import { childRunOptions } from '../run/run-projections.js';
 import type { ChildAgent } from './child.js';
 import { foreignOutcome, foreignSpent } from './child-answer.js';

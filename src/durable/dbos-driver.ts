@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Message } from '../model/types.js';
-import type { ChildStart, ChildStep, ModelStep, Recorded, RunDriver, StepKey, ToolStep } from '../snapshot/run-driver.js';
+import type { ChildStart, ChildStep, ModelStep, Recorded, RunDriver, StepKey, ToolStep } from '../run/run-driver.js';
 import { DurableEngineError } from './durable-errors.js';
 import type { Dbos, WorkflowHandle } from './dbos-sdk.js';
 

@@ -1,5 +1,5 @@
 import { SymfonicError } from '../core/errors.js';
-import type { Spent } from '../core/run-outcome.js';
+import type { Spent } from '../run/run-outcome.js';
 
 /**
  * PostgreSQL could not be reached, at launch or while a tree was being recorded. Names the

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { MetricsCollector } from '../accounting/metrics-collector.js';
 import { ConfigurationError } from '../core/errors.js';
-import { ID_PATTERN, ID_RULE } from '../core/ids.js';
+import { ID_PATTERN, ID_RULE } from '../run/ids.js';
 import type { Scope } from '../core/scope.js';
 import { isLogger, type Logger } from '../observability/logger.js';
 import type { DurableAgent } from './agent-registry.js';

@@ -1,8 +1,8 @@
 import { ROOT_CONTEXT, trace, type Context } from '@opentelemetry/api';
-import type { RunFrame } from '../core/run-frame.js';
+import type { RunFrame } from '../run/run-frame.js';
 import { rootSignal, type OwnedSignal } from '../core/signals.js';
-import { frameFromData, type FrameData } from '../snapshot/run-driver.js';
-import type { SpanLink } from '../snapshot/run-snapshot.js';
+import { frameFromData, type FrameData } from '../run/run-driver.js';
+import type { SpanLink } from '../run/snapshot/run-snapshot.js';
 
 /**
  * A run's frame opened from its recorded data, in whichever worker runs it: its place in the tree

@@ -1,9 +1,9 @@
 import { checkDecisions, waitsOf } from '../agent/run-suspension.js';
 import { ConfigurationError } from '../core/errors.js';
-import type { Decisions } from '../core/interruption.js';
+import type { Decisions } from '../run/interruption.js';
 import { refuseUnknownKeys } from '../core/options.js';
-import { placedData } from '../snapshot/run-driver.js';
-import type { RunSnapshot } from '../snapshot/run-snapshot.js';
+import { placedData } from '../run/run-driver.js';
+import type { RunSnapshot } from '../run/snapshot/run-snapshot.js';
 import type { AgentRegistry } from './agent-registry.js';
 import type { WorkflowHandle, WorkflowStatus } from './dbos-sdk.js';
 import { ResumeRefusedError } from './durable-errors.js';

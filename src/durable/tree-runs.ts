@@ -1,11 +1,11 @@
 import type { Accounting } from '../accounting/accounting.js';
 import type { AgentResponse } from '../agent/agent-response.js';
-import type { Decisions } from '../core/interruption.js';
-import { ranOut, recordedDeadline } from '../core/child-deadline.js';
+import type { Decisions } from '../run/interruption.js';
+import { ranOut, recordedDeadline } from '../run/child-deadline.js';
 import type { OwnedSignal } from '../core/signals.js';
 import { failureOf, outcomeData } from '../delegation/child-record.js';
-import type { ChildFailure, ChildStep, FrameData } from '../snapshot/run-driver.js';
-import { SNAPSHOT_VERSION, type SpanLink, type SuspendedRun } from '../snapshot/run-snapshot.js';
+import type { ChildFailure, ChildStep, FrameData } from '../run/run-driver.js';
+import { SNAPSHOT_VERSION, type SpanLink, type SuspendedRun } from '../run/snapshot/run-snapshot.js';
 import type { AgentRegistry } from './agent-registry.js';
 import { DbosDriver, type ChildInput, type StepEngine } from './dbos-driver.js';
 import { openFrame } from './recorded-frame.js';

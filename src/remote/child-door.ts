@@ -4,11 +4,11 @@
  * input suspends the child (its task kept by the server, where the decisions go at resume).
  */
 import { SnapshotError } from '../core/errors.js';
-import type { RunFrame } from '../core/run-frame.js';
-import { RunFailure } from '../core/run-outcome.js';
+import type { RunFrame } from '../run/run-frame.js';
+import { RunFailure } from '../run/run-outcome.js';
 import { foreignSpent } from '../delegation/child-answer.js';
 import type { ChildOutcome, Placement } from '../delegation/framed-child.js';
-import type { SuspendedRun } from '../snapshot/run-snapshot.js';
+import type { SuspendedRun } from '../run/snapshot/run-snapshot.js';
 import { RemotePaused, type RemoteResume } from './remote-pause.js';
 import type { RemoteChildResponse } from './remote-response.js';
 

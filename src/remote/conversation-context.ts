@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { RunFrame } from '../core/run-frame.js';
+import type { RunFrame } from '../run/run-frame.js';
 
 /**
  * The A2A contextId a remote call is sent in. A child that remembers (remoteChild memory

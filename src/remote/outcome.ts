@@ -1,6 +1,6 @@
 import { BudgetExceededError, isAbortError, type BudgetRefusal } from '../core/errors.js';
 import { modelVisibleText } from '../core/redact.js';
-import { RunFailure } from '../core/run-outcome.js';
+import { RunFailure } from '../run/run-outcome.js';
 
 /**
  * Why a served run did not answer, in the delegation layer's outcome terms, as it travels in the

@@ -1,5 +1,5 @@
 import { isSpanContextValid, propagation, trace, TraceFlags, type Baggage, type BaggageEntry, type Context } from '@opentelemetry/api';
-import type { RunFrame } from '../core/run-frame.js';
+import type { RunFrame } from '../run/run-frame.js';
 import { BAGGAGE, USAGE_LINEAGE_EXTENSION, wireDepth } from './wire.js';
 
 const SYMFONIC_KEYS: ReadonlySet<string> = new Set(Object.values(BAGGAGE));

@@ -3,8 +3,8 @@
  * peer reads and writes: the interruptions an `input-required` task's status message carries in
  * a data part, and the decisions a message to that task carries back in one.
  */
-import type { Decision, Decisions, Interruption } from '../core/interruption.js';
-import { isInterruptionKind, takes, waitsForText } from '../core/interruption-kinds.js';
+import type { Decision, Decisions, Interruption } from '../run/interruption.js';
+import { isInterruptionKind, takes, waitsForText } from '../run/interruption-kinds.js';
 import { isObject } from './rpc-envelope.js';
 
 /** An interruption as the status message's data part spells it: what a person needs to decide, no lineage. */

@@ -1,6 +1,6 @@
 import { abortErrorFrom, isAbortError } from '../core/errors.js';
-import type { RunFrame } from '../core/run-frame.js';
-import { RunFailure } from '../core/run-outcome.js';
+import type { RunFrame } from '../run/run-frame.js';
+import { RunFailure } from '../run/run-outcome.js';
 import { callSignal, type CallSignal } from '../core/signals.js';
 import { AnswerTooLargeError } from './http-client.js';
 import { outgoingHeaders } from './outgoing-headers.js';

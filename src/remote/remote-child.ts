@@ -1,7 +1,7 @@
 import { z, type ZodType } from 'zod';
 import { ConfigurationError } from '../core/errors.js';
-import { RunFailure } from '../core/run-outcome.js';
-import type { RunFrame } from '../core/run-frame.js';
+import { RunFailure } from '../run/run-outcome.js';
+import type { RunFrame } from '../run/run-frame.js';
 import type { ChildReserve } from '../accounting/accounting.js';
 import type { ChildAgent, ChildRunOptions } from '../delegation/child.js';
 import { declareChild, FOREIGN_CHILD } from '../delegation/child-door.js';

@@ -1,10 +1,10 @@
 import { INNER_LEVELS, LEVEL_NAMES } from '../budget/budget-levels.js';
 import { NAME_PATTERN } from '../core/defaults.js';
-import type { RunEmitter, RunEventBody, RunEventSink } from '../core/run-event.js';
-import { frameFrom, type RunFrame } from '../core/run-frame.js';
+import type { RunEmitter, RunEventBody, RunEventSink } from '../run/run-event.js';
+import { frameFrom, type RunFrame } from '../run/run-frame.js';
 import { soundCost, soundUsage } from '../core/usage.js';
 import { isObject } from './rpc-envelope.js';
-import { isId } from '../core/ids.js';
+import { isId } from '../run/ids.js';
 import { modelVisibleText } from '../core/redact.js';
 
 const OUTCOMES = new Set(['delegated', 'refused_depth', 'unknown_child', 'child_error', 'budget_exceeded', 'aborted', 'invalid_request']);

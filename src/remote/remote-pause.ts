@@ -2,13 +2,13 @@
  * A remote task in input-required, as the caller's tree takes it: its interruptions placed in
  * this tree (lineage, ids unique across it), and the remote wait its delegator's snapshot keeps.
  */
-import type { Decisions, Interruption } from '../core/interruption.js';
-import type { RunFrame } from '../core/run-frame.js';
-import type { RemoteInterruption, RemoteWait } from '../snapshot/run-snapshot.js';
+import type { Decisions, Interruption } from '../run/interruption.js';
+import type { RunFrame } from '../run/run-frame.js';
+import type { RemoteInterruption, RemoteWait } from '../run/snapshot/run-snapshot.js';
 import { isObject } from './rpc-envelope.js';
 import type { RemoteTaskReader } from './remote-task.js';
 import type { AbsorbedUsage } from './usage-report.js';
-import { isId } from '../core/ids.js';
+import { isId } from '../run/ids.js';
 import { MAX_WIRE_DEPTH } from './wire.js';
 import type { WireInterruption } from './pause-wire.js';
 

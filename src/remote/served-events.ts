@@ -1,5 +1,5 @@
-import type { EndedDelegation, RunEmitter, RunEventBody, RunEventSink } from '../core/run-event.js';
-import type { RunFrame } from '../core/run-frame.js';
+import type { EndedDelegation, RunEmitter, RunEventBody, RunEventSink } from '../run/run-event.js';
+import type { RunFrame } from '../run/run-frame.js';
 
 /** One run event of a served tree as it crosses the wire: its run's lineage, the time, and its body. */
 export type WireEvent = Readonly<Record<string, unknown>>;

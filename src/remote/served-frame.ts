@@ -2,7 +2,7 @@ import { ROOT_CONTEXT, propagation, type Context, type TextMapPropagator } from 
 import type { IncomingHttpHeaders } from 'node:http';
 import type { RunOptions } from '../agent/run-options.js';
 import type { Principal } from './principal.js';
-import { ID_RULE, isId, sameIdProblem } from '../core/ids.js';
+import { ID_RULE, isId, sameIdProblem } from '../run/ids.js';
 import { BAGGAGE, depthFromWire, MAX_WIRE_DEPTH } from './wire.js';
 
 /** A served run's options, or why the request cannot start one (400 malformed, 403 tenant). */

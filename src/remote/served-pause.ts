@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import type { AgentResponse } from '../agent/agent-response.js';
 import { checkDecisions } from '../agent/run-suspension.js';
 import { ConfigurationError } from '../core/errors.js';
-import type { Interruption } from '../core/interruption.js';
+import type { Interruption } from '../run/interruption.js';
 import type { Resumption } from '../delegation/framed-child.js';
-import { SNAPSHOT_VERSION, type RunSnapshot, type SuspendedRun } from '../snapshot/run-snapshot.js';
-import { checkSignature, sealSnapshot } from '../snapshot/snapshot-codec.js';
+import { SNAPSHOT_VERSION, type RunSnapshot, type SuspendedRun } from '../run/snapshot/run-snapshot.js';
+import { checkSignature, sealSnapshot } from '../run/snapshot/snapshot-codec.js';
 import { BadDecisions, readDecisions, wireInterruption, type WireInterruption } from './pause-wire.js';
 
 /**

@@ -1,9 +1,9 @@
 import type { AgentResponse } from '../agent/agent-response.js';
 import type { RunOptions } from '../agent/run-options.js';
 import type { SymfonicAgent } from '../agent/symfonic-agent.js';
-import { newRunId } from '../core/ids.js';
-import type { RunEventSink } from '../core/run-event.js';
-import { frameFrom } from '../core/run-frame.js';
+import { newRunId } from '../run/ids.js';
+import type { RunEventSink } from '../run/run-event.js';
+import { frameFrom } from '../run/run-frame.js';
 import { makeScope } from '../core/scope.js';
 import { agentChild } from '../agent/agent-child.js';
 import type { Resumption } from '../delegation/framed-child.js';

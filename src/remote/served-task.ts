@@ -1,6 +1,6 @@
 import type { AgentResponse } from '../agent/agent-response.js';
 import { AbortError } from '../core/errors.js';
-import type { RunEventSink } from '../core/run-event.js';
+import type { RunEventSink } from '../run/run-event.js';
 import { rootSignal, type OwnedSignal } from '../core/signals.js';
 import { failureOf, type RemoteFailure } from './outcome.js';
 import { ServedPause } from './served-pause.js';

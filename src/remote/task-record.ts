@@ -1,6 +1,6 @@
 import type { RunOptions } from '../agent/run-options.js';
-import type { Interruption } from '../core/interruption.js';
-import type { RunSnapshot } from '../snapshot/run-snapshot.js';
+import type { Interruption } from '../run/interruption.js';
+import type { RunSnapshot } from '../run/snapshot/run-snapshot.js';
 import type { RemoteFailure } from './outcome.js';
 import { ServedPause } from './served-pause.js';
 import { ServedTask } from './served-task.js';

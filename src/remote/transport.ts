@@ -1,4 +1,4 @@
-import type { Decisions } from '../core/interruption.js';
+import type { Decisions } from '../run/interruption.js';
 import type { CallSignal } from '../core/signals.js';
 import type { RemoteTaskReader } from './remote-task.js';
 

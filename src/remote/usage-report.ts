@@ -1,5 +1,5 @@
 import type { AgentResponse } from '../agent/agent-response.js';
-import { readReceipt, RunFailure, type Receipt } from '../core/run-outcome.js';
+import { readReceipt, RunFailure, type Receipt } from '../run/run-outcome.js';
 import { estimatedUsage, soundCost, soundUsage, type Usage } from '../core/usage.js';
 
 /** What a served run reports in the usage-lineage extension's `usage`. */

@@ -1,5 +1,5 @@
 import type { Context } from '@opentelemetry/api';
-import { frameFrom, type RunFrame } from '../core/run-frame.js';
+import { frameFrom, type RunFrame } from './run-frame.js';
 import type { Scope } from '../core/scope.js';
 import { NEVER_ABORTS } from '../core/signals.js';
 import { ATTR } from '../observability/attributes.js';

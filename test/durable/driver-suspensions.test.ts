@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { InMemoryBudgetStore, MetricsCollector, SymfonicAgent, TenantBudgets, defineTool, type AgentResponse } from '../../src/index.js';
-import type { SuspendedRun } from '../../src/snapshot/run-snapshot.js';
+import type { SuspendedRun } from '../../src/run/snapshot/run-snapshot.js';
 import { scriptedModel } from '../../src/testing/index.js';
 import { agentChild } from '../../src/agent/agent-child.js';
 import { RecordingDriver, rootPlacement } from './recording-driver.js';

@@ -4,9 +4,9 @@
  * earlier is read back instead of run, and every call is logged in the order the driver saw it.
  */
 import { createHash } from 'node:crypto';
-import { frameFrom } from '../../src/core/run-frame.js';
+import { frameFrom } from '../../src/run/run-frame.js';
 import type { Scope } from '../../src/core/scope.js';
-import type { ChildStart, Recorded, RunDriver, StepKey } from '../../src/snapshot/run-driver.js';
+import type { ChildStart, Recorded, RunDriver, StepKey } from '../../src/run/run-driver.js';
 
 export const keyName = (k: StepKey): string => `${k.kind}:${k.runId}:${k.turn}:${k.index}:${k.name}`;
 

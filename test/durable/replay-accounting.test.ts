@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { InMemoryBudgetStore, MetricsCollector, TenantBudgets, priceTable } from '../../src/index.js';
-import { frameFrom } from '../../src/core/run-frame.js';
+import { frameFrom } from '../../src/run/run-frame.js';
 import type { ModelCall } from '../../src/accounting/accounting.js';
 
 const scope = { tenantId: 'acme' };

@@ -16,7 +16,7 @@ import {
   UnknownChildError,
 } from '../../src/index.js';
 import { makeScope } from '../../src/core/scope.js';
-import { newRunId } from '../../src/core/ids.js';
+import { newRunId } from '../../src/run/ids.js';
 import { LineageError, ScriptError } from '../../src/testing/index.js';
 import { addUsage, addUsageInto, type Usage } from '../../src/core/usage.js';
 import { caught, caughtSync, RUN_ID } from './helpers.js';

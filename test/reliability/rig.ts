@@ -20,7 +20,7 @@ import {
   type SymfonicAgentOptions,
 } from '../../src/index.js';
 import type { ProblemReporter, RunAccount } from '../../src/accounting/accounting.js';
-import type { RunFrame } from '../../src/core/run-frame.js';
+import type { RunFrame } from '../../src/run/run-frame.js';
 import { recordTelemetry, type TelemetryRecording } from '../../src/testing/index.js';
 import { perTest } from '../support/per-test.js';
 

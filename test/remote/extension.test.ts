@@ -1,7 +1,7 @@
 /** symfonic's usage-lineage extension: activated per request, and nothing from the wire taken as it came. */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { RunEmitter, RunEventBody, RunEventSink } from '../../src/core/run-event.js';
-import { frameFrom, type RunFrame } from '../../src/core/run-frame.js';
+import type { RunEmitter, RunEventBody, RunEventSink } from '../../src/run/run-event.js';
+import { frameFrom, type RunFrame } from '../../src/run/run-frame.js';
 import { RemoteEvents } from '../../src/remote/remote-events.js';
 import { USAGE_LINEAGE_EXTENSION } from '../../src/remote/index.js';
 import { recordEachTest } from '../support/per-test.js';

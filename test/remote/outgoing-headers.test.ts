@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { baggageEntryMetadataFromString, context, propagation, ROOT_CONTEXT, trace, TraceFlags, type Context } from '@opentelemetry/api';
 import { CompositePropagator, TraceState, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
-import { frameFrom, type RunFrame } from '../../src/core/run-frame.js';
+import { frameFrom, type RunFrame } from '../../src/run/run-frame.js';
 import { outgoingHeaders } from '../../src/remote/outgoing-headers.js';
 import { BAGGAGE, USAGE_LINEAGE_EXTENSION } from '../../src/remote/wire.js';
 

@@ -4,7 +4,7 @@
  * foreign agents both saying "1" stay apart), and decisions go back under the remote's own ids.
  */
 import { describe, expect, it } from 'vitest';
-import { frameFrom } from '../../src/core/run-frame.js';
+import { frameFrom } from '../../src/run/run-frame.js';
 import { pausedInTree, remoteDecisions } from '../../src/remote/remote-pause.js';
 import { RemoteTaskReader } from '../../src/remote/remote-task.js';
 import { USAGE_LINEAGE_EXTENSION } from '../../src/remote/wire.js';

@@ -1,4 +1,4 @@
-import { frameFrom, type RunFrame } from '../../src/core/run-frame.js';
+import { frameFrom, type RunFrame } from '../../src/run/run-frame.js';
 import { makeScope } from '../../src/core/scope.js';
 
 /** A run frame for driving a collector directly, as the runtime would build one. */

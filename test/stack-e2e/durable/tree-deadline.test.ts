@@ -12,7 +12,7 @@ import { FrameworkConfig, SubAgentSpec, SymfonicAgent } from '../../../src/index
 import { derivedRunId } from '../../../src/durable/dbos-driver.js';
 import { startDurable, type Durable } from '../../../src/durable/index.js';
 import { childWorkflowId, rootWorkflowId } from '../../../src/durable/tree-records.js';
-import type { ChildStep } from '../../../src/snapshot/run-driver.js';
+import type { ChildStep } from '../../../src/run/run-driver.js';
 import type { TreeOutput } from '../../../src/durable/tree-runs.js';
 import { scriptedModel } from '../../../src/testing/index.js';
 import { uniqueName } from '../support/stack.js';

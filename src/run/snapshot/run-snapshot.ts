@@ -1,9 +1,9 @@
-import type { BudgetRefusal } from '../core/errors.js';
-import type { Interruption } from '../core/interruption.js';
-import type { RunFigures } from '../core/run-outcome.js';
-import type { Scope } from '../core/scope.js';
-import type { Message } from '../model/types.js';
-import type { DelegationRecordOf } from '../core/delegation-record.js';
+import type { BudgetRefusal } from '../../core/errors.js';
+import type { Interruption } from '../interruption.js';
+import type { RunFigures } from '../run-outcome.js';
+import type { Scope } from '../../core/scope.js';
+import type { Message } from '../../model/types.js';
+import type { DelegationRecordOf } from '../delegation-record.js';
 
 /** The one snapshot format this code writes, and the versions it reads. */
 export const SNAPSHOT_VERSION = 1;

@@ -1,8 +1,8 @@
 import type { Context } from '@opentelemetry/api';
 import type { ChildDeadline } from './child-deadline.js';
 import type { RunEventSink } from './run-event.js';
-import type { Scope } from './scope.js';
-import { NEVER_ABORTS } from './signals.js';
+import type { Scope } from '../core/scope.js';
+import { NEVER_ABORTS } from '../core/signals.js';
 
 /**
  * What a run is, in one frozen value, from the root to the leaves and across every door (tool

@@ -1,5 +1,5 @@
-import { SymfonicError } from './errors.js';
-import type { Usage } from './usage.js';
+import { SymfonicError } from '../core/errors.js';
+import type { Usage } from '../core/usage.js';
 
 /** Which ledger and budget store accounted a run: how a delegator tells spend already counted from spend to take in. */
 export interface Receipt {

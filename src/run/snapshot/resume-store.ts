@@ -1,4 +1,4 @@
-import { ConfigurationError } from '../core/errors.js';
+import { ConfigurationError } from '../../core/errors.js';
 
 /**
  * Where an agent records the snapshots it resumed, so that one resumes once: `claim` answers true

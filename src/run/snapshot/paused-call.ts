@@ -1,4 +1,4 @@
-import type { Interruption } from '../core/interruption.js';
+import type { Interruption } from '../interruption.js';
 import type { CallState } from './run-snapshot.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { Usage } from './usage.js';
+import type { Usage } from '../core/usage.js';
 
 /**
  * One run_agent call of a run, as it ended: what `AgentResponse.delegations` lists in call order,

@@ -1,23 +1,8 @@
 import type { DelegationRecordOf } from './delegation-record.js';
 import type { Interruption } from './interruption.js';
 import type { RunFrame } from './run-frame.js';
-import type { Usage } from './usage.js';
-
-/**
- * A threshold of a budget limit that settled spend crossed (the fields of TenantBudgets'
- * BudgetThreshold, spelled here so the core names no budget type).
- */
-export interface BudgetThresholdFields {
-  tenantId: string;
-  userId?: string;
-  sessionId?: string;
-  level: 'tenant' | 'user' | 'session';
-  limitName: 'maxTokens' | 'maxCostUsd';
-  threshold: number;
-  /** Settled spend at that level after the settle that crossed it, in the limit's unit. */
-  spent: number;
-  limit: number;
-}
+import type { Usage } from '../core/usage.js';
+import type { BudgetThresholdFields } from '../core/budget-threshold.js';
 
 /**
  * What happened in a run, without the lineage the sink stamps on it. Generic over the delegation

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { ConfigurationError, SnapshotError } from '../core/errors.js';
-import { checked } from '../core/options.js';
-import type { Logger } from '../observability/logger.js';
+import { ConfigurationError, SnapshotError } from '../../core/errors.js';
+import { checked } from '../../core/options.js';
+import type { Logger } from '../../observability/logger.js';
 import { isResumeStore, type ResumeStore } from './resume-store.js';
 import type { RunSnapshot } from './run-snapshot.js';
 import { cipherOf, encryptionKeyOf, ENCRYPTION_KEY_HINT, isEncrypted } from './snapshot-cipher.js';

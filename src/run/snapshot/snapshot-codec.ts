@@ -1,9 +1,9 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import { SnapshotError } from '../core/errors.js';
-import { ID_PATTERN, ID_RULE } from '../core/ids.js';
-import { KIND_NAMES } from '../core/interruption-kinds.js';
-import { scopeSchema } from '../core/scope.js';
+import { SnapshotError } from '../../core/errors.js';
+import { ID_PATTERN, ID_RULE } from '../ids.js';
+import { KIND_NAMES } from '../interruption-kinds.js';
+import { scopeSchema } from '../../core/scope.js';
 import { SNAPSHOT_VERSION, type RunSnapshot, type SuspendedRun } from './run-snapshot.js';
 
 /** Runs nested deeper than this are no tree a depth ceiling (at most 32) lets grow: refused before anything reads them. */

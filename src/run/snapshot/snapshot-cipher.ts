@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, createSecretKey, KeyObject, randomBytes } from 'node:crypto';
-import { SnapshotError } from '../core/errors.js';
+import { SnapshotError } from '../../core/errors.js';
 import type { EncryptedSnapshot, SnapshotCipher } from './snapshot-options.js';
 
 

@@ -1,13 +1,13 @@
 import type { Context } from '@opentelemetry/api';
 import { SnapshotError, type BudgetRefusal } from '../core/errors.js';
-import type { Decisions, Interruption } from '../core/interruption.js';
-import type { CallKind } from '../core/interruption-kinds.js';
-import { freezeFrame, type RunFrame } from '../core/run-frame.js';
-import type { Spent } from '../core/run-outcome.js';
+import type { Decisions, Interruption } from './interruption.js';
+import type { CallKind } from './interruption-kinds.js';
+import { freezeFrame, type RunFrame } from './run-frame.js';
+import type { Spent } from './run-outcome.js';
 import { makeScope, type Scope } from '../core/scope.js';
 import type { Usage } from '../core/usage.js';
 import type { Message, ModelResponse } from '../model/types.js';
-import type { SpanLink, SuspendedRun } from './run-snapshot.js';
+import type { SpanLink, SuspendedRun } from './snapshot/run-snapshot.js';
 
 /**
  * The seam a durable engine records a run through (docs/design.md, "Durable trees"). A run

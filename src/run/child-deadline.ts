@@ -1,4 +1,4 @@
-import { isAbortError } from './errors.js';
+import { isAbortError } from '../core/errors.js';
 import { RunFailure } from './run-outcome.js';
 
 /**
