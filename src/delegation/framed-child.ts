@@ -1,29 +1,19 @@
 import type { ZodType } from 'zod';
 import type { Accounting } from '../accounting/accounting.js';
-import type { Decisions, Interruption } from '../run/interruption.js';
+import type { Decisions } from '../run/interruption.js';
 import type { RunFrame } from '../run/run-frame.js';
-import type { Spent } from '../run/run-outcome.js';
-import type { RunDriver } from '../run/run-driver.js';
+import type { ChildOutcomeData, RunDriver } from '../run/run-driver.js';
 import type { SuspendedRun } from '../run/snapshot/run-snapshot.js';
 import type { SessionMemory } from '../session/session-memory.js';
 
 // What a child is placed in and what it answers: the data of its door (child-door.ts).
 
-/** One child's answer, as its delegator reads it: the answer and what it spent, or its suspension. */
-export interface ChildOutcome extends Spent {
-  readonly finalResponse: string;
-  /** The validated structured output, when the delegator asked for one. */
-  readonly output?: unknown;
-  /** 'suspended': the child's tree waits on the interruptions, and `suspension` is where it stands. Absent: completed. */
-  readonly status?: 'completed' | 'suspended';
-  readonly interruptions?: readonly Interruption[];
-  readonly suspension?: SuspendedRun;
-  /**
-   * Spend of later runs inside a wrapped child that accounted in ledgers of their own (a wrapper
-   * that runs a second agent with its own collector): taken in beside the outcome's, each once.
-   */
-  readonly elsewhere?: readonly Spent[];
-}
+/**
+ * One child's answer, as its delegator reads it: the answer and what it spent, or its
+ * suspension. The same value as the record a driver keeps of it (`ChildOutcomeData`), so an
+ * outcome made now and one read back cannot differ in what they carry.
+ */
+export type ChildOutcome = ChildOutcomeData;
 
 /** A suspended run to go on with, and the decisions for its tree's interruptions. */
 export interface Resumption {
