@@ -56,7 +56,8 @@ const then = prepare(commit);
 const figures = new Map();
 const take = (/** @type {'now' | 'then'} */ side, /** @type {any[]} */ results) => {
   for (const r of results) {
-    const value = r.cpu_median_us ?? r.median_us;
+    // A heap case (inflight) reports KiB per root and no time: compared on that.
+    const value = typeof r.per_root_kib === 'number' ? r.per_root_kib : (r.cpu_median_us ?? r.median_us);
     if (typeof value !== 'number') continue;
     const entry = figures.get(r.case) ?? { now: [], then: [] };
     entry[side].push(value);
@@ -68,7 +69,7 @@ for (let round = 1; round <= rounds; round++) {
   take('then', benchAt(then));
   take('now', benchAt(REPO));
 }
-process.stdout.write(`\ncpu µs/op, median of ${rounds} alternated rounds (node ${process.version})\n`);
+process.stdout.write(`\ncpu µs/op (KiB a root for inflight), median of ${rounds} alternated rounds (node ${process.version})\n`);
 process.stdout.write(`${'case'.padEnd(28)}${commit.padStart(12)}${'now'.padStart(12)}${'now/then'.padStart(10)}\n`);
 for (const [name, { now, then: before }] of figures) {
   if (now.length === 0 || before.length === 0) continue;

@@ -139,7 +139,8 @@ export class ChildCall {
     return raceAbort(running, signal.signal, `sub-agent "${name}"`).then(
       (outcome): ChildStep => {
         this.done();
-        return { outcome: outcomeData(outcome) };
+        // Recorded, the outcome becomes plain data; read at once, it is that data already.
+        return { outcome: driver === undefined ? outcome : outcomeData(outcome) };
       },
       (error: unknown) => this.failed(error),
     );
