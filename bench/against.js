@@ -3,8 +3,8 @@
 // to back in one window, so a slow window shows as both sides slow rather than as a regression.
 // Each side runs its own bench/run.js on its own build (the other commit is unpacked with
 // `git archive` into .bench-against/REV, built once and kept); the sides alternate for --rounds
-// rounds and each case's median over the rounds is compared.
-// Usage: node bench/against.js --against=REV [--only=hop,inflight,...] [--rounds=3] [--quick]
+// rounds (which goes first swapping each round) and each case's median over the rounds is compared.
+// Usage: node bench/against.js --against=REV [--only=hop,inflight,...] [--rounds=4] [--quick]
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,7 +19,7 @@ const unknown = args.find((a) => !KNOWN.includes(a.replace(/^--/, '').split('=')
 if (unknown !== undefined) fail(`unknown argument ${unknown}; this takes --against=REV, --only=CASES, --rounds=N and --quick`);
 const rev = flag('against');
 if (rev === undefined) fail('--against=REV is required: the commit to compare with (the series start is recorded in docs/benchmarks.md)');
-const rounds = Number(flag('rounds') ?? 3);
+const rounds = Number(flag('rounds') ?? 4);
 if (!Number.isInteger(rounds) || rounds < 1 || rounds > 20) fail('--rounds must be a whole number from 1 to 20');
 const only = flag('only') ?? 'hop,inflight,resume,remote_hop';
 const passOn = [`--only=${only}`, ...(args.includes('--quick') ? ['--quick'] : [])];
@@ -64,10 +64,14 @@ const take = (/** @type {'now' | 'then'} */ side, /** @type {any[]} */ results) 
     figures.set(r.case, entry);
   }
 };
+// Which side goes first swaps every round: the second process of a pair can run on a warmer or
+// a busier machine, and that must not read as one commit being faster.
 for (let round = 1; round <= rounds; round++) {
-  process.stdout.write(`round ${round}/${rounds}: ${commit}, then this checkout\n`);
-  take('then', benchAt(then));
+  const thenFirst = round % 2 === 1;
+  process.stdout.write(`round ${round}/${rounds}: ${thenFirst ? `${commit}, then this checkout` : `this checkout, then ${commit}`}\n`);
+  if (thenFirst) take('then', benchAt(then));
   take('now', benchAt(REPO));
+  if (!thenFirst) take('then', benchAt(then));
 }
 process.stdout.write(`\ncpu µs/op (KiB a root for inflight), median of ${rounds} alternated rounds (node ${process.version})\n`);
 process.stdout.write(`${'case'.padEnd(28)}${commit.padStart(12)}${'now'.padStart(12)}${'now/then'.padStart(10)}\n`);
