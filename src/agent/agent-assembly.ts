@@ -1,6 +1,6 @@
 import { ConfigurationError } from '../core/errors.js';
 import { DELEGATION_CAPABILITY } from '../delegation/delegation-capability.js';
-import { delegationContextOf, rosterOf } from '../delegation/tools.js';
+import { delegationContextOf, rosterOfTools } from '../delegation/tools.js';
 import { checkToolChoice } from '../model/tool-choice.js';
 import type { ToolDefinition } from '../model/types.js';
 import type { Accounting } from '../accounting/accounting.js';
@@ -88,7 +88,7 @@ export function assembleCore(parts: AgentParts): { core: AgentCore; tools: reado
     snapshots: snapshotPolicy(name, parts),
     // From the run_agent tool itself, so tools composed by hand (no capability) close their state too.
     delegationContext: delegationContextOf(tools.find((t) => t.name === 'run_agent')),
-    roster: rosterOf({ tools }),
+    roster: rosterOfTools(tools),
     sessions: agentSessions(parts),
   };
   return { core, tools: Object.freeze(tools), config, logger };

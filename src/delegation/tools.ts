@@ -58,14 +58,13 @@ function rosterOfTool(tool: Tool | undefined): DelegationRoster | undefined {
 }
 
 /**
- * The roster an agent delegates through: its run_agent tool's, whether a capability (subAgents)
- * or the user's own composition (DelegationTools) put it there; undefined when it delegates to
- * no one. The one answer, read by the agent's core, by a resume's roster check and by a durable
- * tree's shape alike.
+ * The roster an agent's tools delegate through: its run_agent tool's, whether a capability
+ * (subAgents) or the user's own composition (DelegationTools) put it there; undefined when it
+ * delegates to no one. Read once, as the agent is assembled; everyone after reads it from the
+ * agent's Child (`declares.roster`).
  */
-export function rosterOf(agent: unknown): DelegationRoster | undefined {
-  const tools = (agent as { tools?: unknown } | null)?.tools;
-  return Array.isArray(tools) ? rosterOfTool((tools as readonly Tool[]).find((t) => t.name === 'run_agent')) : undefined;
+export function rosterOfTools(tools: readonly Tool[]): DelegationRoster | undefined {
+  return rosterOfTool(tools.find((t) => t.name === 'run_agent'));
 }
 
 export function delegationContextOf(tool: Tool | undefined): DelegationContext | undefined {

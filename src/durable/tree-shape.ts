@@ -24,13 +24,13 @@ export function toolsOf(agent: unknown): readonly Tool[] {
 }
 
 /** The roster an agent delegates through, if it delegates: what its Child declares (a child outside symfonic declares none). */
-function rosterOf(agent: unknown): DelegationRoster | undefined {
+function declaredRoster(agent: unknown): DelegationRoster | undefined {
   return childOf(agent)?.declares.roster;
 }
 
 export function treeShape(name: string, agent: unknown, depth = 0): TreeShape {
   if (depth > MAX_SHAPE_DEPTH) throw new ConfigurationError(`agent "${name}" sits deeper than ${MAX_SHAPE_DEPTH} levels: no delegation tree can be that deep.`);
-  const roster = rosterOf(agent);
+  const roster = declaredRoster(agent);
   const tools = toolsOf(agent)
     .map((t) => t.name)
     .sort();
