@@ -38,6 +38,8 @@ export class RedisTaskStore implements TaskStore {
   private readonly common: string[];
   private readonly inFlight = new Map<string, ServedTask>();
   private readonly held = new WeakMap<ServedTask, Held>();
+  /** How many of each held task's messages the store holds: filing sends its history only when a message came since. */
+  private readonly storedMessages = new WeakMap<ServedTask, number>();
   private renewing: NodeJS.Timeout | undefined;
   /** Filings under way: close() waits for them, so a server closed before its store files what it aborted. */
   private readonly filing = new Set<Promise<void>>();
@@ -79,6 +81,7 @@ export class RedisTaskStore implements TaskStore {
     const [[added, paused, bytes]] = (await Promise.all([this.run(ADD, t.owner, [...bounds, t.id, ...flat(fields)]), this.channels.listen()])) as [[number, number, number], void];
     if (added !== 1) throw new TaskQuotaExceeded(pausedRefusal(t.owner, paused, bytes, this.settings.limits) ?? `principal "${t.owner}" is at its paused bound`);
     this.hold(t, 'running');
+    this.storedMessages.set(t, t.history.length);
   }
 
   async resumed(t: ServedTask): Promise<void> {
@@ -87,6 +90,7 @@ export class RedisTaskStore implements TaskStore {
       throw new A2AProblem(RPC_CODE.unsupportedOperation, `task ${t.id} no longer waits for input: another message resumed it, or it was cancelled or expired; read it with GetTask`);
     }
     this.hold(t, 'running');
+    this.storedMessages.set(t, t.history.length);
     await this.channels.listen();
   }
 
@@ -134,9 +138,12 @@ export class RedisTaskStore implements TaskStore {
     if (t instanceof ElsewhereTask) {
       t.reread = () => this.get(t.id, owner);
       t.requestCancel = () => this.channels.request(t.id, owner);
-      t.watchEvents = (fn) => this.channels.watchEvents(t.id, tagOf(owner), fn);
+      t.watchEvents = (watcher) => this.channels.watchEvents(t.id, tagOf(owner), watcher);
     }
-    if (state === TASK_STATE.INPUT_REQUIRED) this.hold(t, 'paused');
+    if (state === TASK_STATE.INPUT_REQUIRED) {
+      this.hold(t, 'paused');
+      this.storedMessages.set(t, t.history.length);
+    }
     return t;
   }
 
@@ -168,7 +175,8 @@ export class RedisTaskStore implements TaskStore {
     this.inFlight.delete(t.id);
     this.held.set(t, 'paused');
     try {
-      const filed = await this.run(FILE, t.owner, [t.id, to, from, ...flat(changingFields(t))]);
+      const withHistory = this.storedMessages.get(t) !== t.history.length;
+      const filed = await this.run(FILE, t.owner, [t.id, to, from, ...flat(changingFields(t, withHistory))]);
       if (filed !== 1) this.settings.logger.warn({ task_id: t.id, store: this.settings.name }, 'RedisTaskStore: a task ended here after the store had already ended it (its lease lapsed, or another replica took it); its outcome was not filed');
     } catch (error) {
       this.settings.logger.error({ task_id: t.id, store: this.settings.name, err: error }, 'RedisTaskStore: could not file a task; it reads failed once its lease lapses');
