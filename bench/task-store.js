@@ -9,6 +9,7 @@
 // bench/run.js with --redis and --only=task_store_get,task_store_send,task_store_events.
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
 import { SymfonicAgent } from '../dist/index.js';
 import { InMemoryTaskStore, RedisTaskStore, serveAgent } from '../dist/remote/index.js';
 import { scriptedModel } from '../dist/testing/index.js';
@@ -36,39 +37,41 @@ async function served(tasks) {
 }
 
 /**
- * One round: `n` calls of each side, taking turns. Each side's median call (wall) and its mean
- * CPU a call (this process's), in µs.
- * @param {number} n @param {() => Promise<unknown>} first @param {() => Promise<unknown>} second
- * @returns {Promise<[{ wall: number, cpu: number }, { wall: number, cpu: number }]>}
+ * One round: `n` calls of each side, taking turns (the side that starts moves on every turn).
+ * Each side's median call (wall) and its mean CPU a call (this process's), in µs.
+ * @param {number} n @param {(() => Promise<unknown>)[]} sides
+ * @returns {Promise<{ wall: number, cpu: number }[]>}
  */
-async function interleaved(n, first, second) {
-  const sides = [first, second];
-  const walls = [/** @type {number[]} */ ([]), /** @type {number[]} */ ([])];
-  const cpus = [0, 0];
-  for (let i = 0; i < 2 * n; i++) {
-    const s = (i + (i >> 1)) % 2;
-    const c0 = process.cpuUsage();
-    const t0 = performance.now();
-    await /** @type {() => Promise<unknown>} */ (sides[s])();
-    /** @type {number[]} */ (walls[s]).push((performance.now() - t0) * 1000);
-    const c = process.cpuUsage(c0);
-    cpus[s] += c.user + c.system;
+async function interleaved(n, sides) {
+  const walls = sides.map(() => /** @type {number[]} */ ([]));
+  const cpus = sides.map(() => 0);
+  for (let i = 0; i < n; i++) {
+    for (let k = 0; k < sides.length; k++) {
+      const s = (i + k) % sides.length;
+      const c0 = process.cpuUsage();
+      const t0 = performance.now();
+      await /** @type {() => Promise<unknown>} */ (sides[s])();
+      /** @type {number[]} */ (walls[s]).push((performance.now() - t0) * 1000);
+      const c = process.cpuUsage(c0);
+      cpus[s] += c.user + c.system;
+    }
   }
-  const timing = (/** @type {number} */ s) => ({ wall: quantile(/** @type {number[]} */ (walls[s]), 0.5), cpu: /** @type {number} */ (cpus[s]) / n });
-  return [timing(0), timing(1)];
+  return walls.map((w, s) => ({ wall: quantile(w, 0.5), cpu: /** @type {number} */ (cpus[s]) / n }));
 }
 
 /**
  * The rounds' own ratios, Redis over in-memory: the median and its spread (p10–p90), wall and
  * CPU (this process's: server and client, not redis-server's), with the goal.
  * @param {{ wall: number, cpu: number }[]} inRedis @param {{ wall: number, cpu: number }[]} inMemory
+ * @param {number[]} pings  a bare Redis PING's median in each round, µs: what one round trip costs on the machine then
  */
-function ratioNote(inRedis, inMemory) {
+function ratioNote(inRedis, inMemory, pings) {
   /** @param {'wall' | 'cpu'} k */
   const ratios = (k) => inRedis.map((r, i) => r[k] / /** @type {{ wall: number, cpu: number }} */ (inMemory[i])[k]);
   const wall = ratios('wall');
   const at = (/** @type {number[]} */ xs, /** @type {number} */ q) => round2(quantile(xs, q));
-  return `${at(wall, 0.5)}× in-memory, median of ${wall.length} same-round ratios (p10 ${at(wall, 0.1)}×, p90 ${at(wall, 0.9)}×; CPU ${at(ratios('cpu'), 0.5)}×) (goal ≤ 1.5×)`;
+  const added = inRedis.map((r, i) => r.wall - /** @type {{ wall: number }} */ (inMemory[i]).wall);
+  return `${at(wall, 0.5)}× in-memory, median of ${wall.length} same-round ratios (p10 ${at(wall, 0.1)}×, p90 ${at(wall, 0.9)}×; CPU ${at(ratios('cpu'), 0.5)}×) (goal ≤ 1.5×); +${Math.round(quantile(added, 0.5))} µs a call, a bare PING ${Math.round(quantile(pings, 0.5))} µs in the same rounds`;
 }
 
 /**
@@ -79,7 +82,10 @@ export async function taskStoreCases(url, o) {
   const redis = new RedisTaskStore({ url, keyPrefix: `symfonic-bench:tasks:${randomBytes(4).toString('hex')}`, snapshotKey: randomBytes(32).toString('hex') });
   const memory = await served(new InMemoryTaskStore());
   const shared = await served(redis);
-  // The two sides take turns call by call (which goes first swaps every pair), so a burst of load
+  // What one round trip to this Redis costs in the same rounds: the floor of what the store adds.
+  const raw = new Redis(url);
+  const ping = () => raw.ping();
+  // The sides take turns call by call (which goes first moves on every turn), so a burst of load
   // on the shared machine lands on both; a round's figure is the median call of each side, and the
   // ratio is the median of the rounds' own ratios, not a ratio of medians taken minutes apart.
   const rounds = o.quick ? 10 : 30;
@@ -87,22 +93,27 @@ export async function taskStoreCases(url, o) {
   for (const op of /** @type {const} */ (['get', 'send'])) {
     const name = `task_store_${op}`;
     if (!o.wanted(name)) continue;
-    await interleaved(n, memory[op], shared[op]);
+    const sides = [memory[op], shared[op], ping];
+    await interleaved(n, sides);
     /** @type {{ wall: number, cpu: number }[]} */
     const inMemory = [];
     /** @type {{ wall: number, cpu: number }[]} */
     const inRedis = [];
+    /** @type {number[]} */
+    const pings = [];
     for (let i = 0; i < rounds; i++) {
-      const [m, r] = await interleaved(n, memory[op], shared[op]);
-      inMemory.push(m);
-      inRedis.push(r);
+      const [m, r, p] = await interleaved(n, sides);
+      inMemory.push(/** @type {{ wall: number, cpu: number }} */ (m));
+      inRedis.push(/** @type {{ wall: number, cpu: number }} */ (r));
+      pings.push(/** @type {{ wall: number }} */ (p).wall);
     }
     o.report(result(`${name}_memory`, inMemory, n));
-    o.report({ ...result(name, inRedis, n), note: ratioNote(inRedis, inMemory) });
+    o.report({ ...result(name, inRedis, n), note: ratioNote(inRedis, inMemory, pings) });
   }
   await memory.close();
   await shared.close();
   await redis.close();
+  raw.disconnect();
   if (o.wanted('task_store_events')) await crossReplicaEvents(url, o);
 }
 

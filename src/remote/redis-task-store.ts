@@ -19,7 +19,18 @@ export type { RedisTaskStoreOptions } from './redis-task-options.js';
 /** Where a task is in the store while this replica holds it: in flight under its lease, or read back paused. */
 type Held = 'running' | 'paused';
 
-const tagOf = (owner: string): string => createHash('sha256').update(owner).digest('hex').slice(0, 32);
+/** Principals' hash tags, each worked out once: every call of a principal names its keys by it. Bounded: past it, worked out again. */
+const tags = new Map<string, string>();
+const MAX_TAGS = 10_000;
+
+function tagOf(owner: string): string {
+  let tag = tags.get(owner);
+  if (tag === undefined) {
+    if (tags.size >= MAX_TAGS) tags.clear();
+    tags.set(owner, (tag = createHash('sha256').update(owner).digest('hex').slice(0, 32)));
+  }
+  return tag;
+}
 
 const flat = (fields: StoredFields): string[] => Object.entries(fields).flat();
 
