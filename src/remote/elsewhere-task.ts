@@ -1,5 +1,5 @@
 import { A2AProblem, RPC_CODE } from './rpc-envelope.js';
-import type { WireEvent } from './served-events.js';
+import type { ChannelWatcher } from './redis-task-channels.js';
 import { ServedTask, type TaskWatcher } from './served-task.js';
 
 /** How often a stream watching a task that runs on another replica reads it again. */
@@ -30,19 +30,28 @@ export class ElsewhereTask extends ServedTask {
     return true;
   }
 
-  /** Hears the run events the running replica publishes (set by the store that made this one). */
-  watchEvents: (fn: (events: readonly WireEvent[]) => void) => Promise<() => void> = async () => () => undefined;
+  /** Hears the run events the running replica publishes, and its filing (set by the store that made this one). */
+  watchEvents: (watcher: ChannelWatcher) => Promise<() => void> = async () => () => undefined;
 
+  /**
+   * Run events as the running replica publishes them; the end as soon as that replica files the
+   * task (its filing is published too), or at the latest at a reread (a filing not heard: the
+   * notice lost, or the replica died and the task failed as its lease lapsed).
+   */
   override watch(watcher: TaskWatcher): () => void {
     let stopped = false;
     let unwatch: (() => void) | undefined;
-    this.watchEvents((events) => stopped || watcher({ type: 'events', events })).then(
-      (off) => (stopped ? off() : (unwatch = off)),
-      () => undefined,
-    );
+    let timer: NodeJS.Timeout | undefined;
+    // A filing heard while a reread is on its way may postdate what that read: read once more.
+    let reading: 'no' | 'yes' | 'again' = 'no';
     const poll = async (): Promise<void> => {
+      clearTimeout(timer);
       if (stopped) return;
+      if (reading !== 'no') return void (reading = 'again');
+      reading = 'yes';
       const now = await this.reread().catch(() => this);
+      const heardMore = (reading as string) === 'again';
+      reading = 'no';
       if (stopped) return;
       if (now === undefined || now.settled) {
         if (now !== undefined) this.take(now);
@@ -50,11 +59,17 @@ export class ElsewhereTask extends ServedTask {
         unwatch?.();
         return watcher({ type: 'ended' });
       }
-      setTimeout(() => void poll(), REREAD_MS).unref();
+      if (heardMore) return poll();
+      timer = setTimeout(() => void poll(), REREAD_MS).unref();
     };
-    setTimeout(() => void poll(), REREAD_MS).unref();
+    this.watchEvents({ events: (events) => stopped || watcher({ type: 'events', events }), filed: () => void poll() }).then(
+      (off) => (stopped ? off() : (unwatch = off)),
+      () => undefined,
+    );
+    timer = setTimeout(() => void poll(), REREAD_MS).unref();
     return () => {
       stopped = true;
+      clearTimeout(timer);
       unwatch?.();
     };
   }

@@ -8,18 +8,25 @@ interface CancelRequest {
   owner: string;
 }
 
+/** A stream on this replica watching a task another runs: its run events as they come, and that the task was filed (paused or ended). */
+export interface ChannelWatcher {
+  events(events: readonly WireEvent[]): void;
+  filed(): void;
+}
+
 /**
  * What replicas tell each other through Redis pub/sub. CancelTask: a replica asked to cancel a
  * task another runs publishes the request on the fleet's cancel channel; the replica running it
  * (subscribed while it runs any task) stops the run, which files the task cancelled. Run events:
  * the replica running a task publishes each batch its tree emits (when the run streams events) on
- * the task's own channel, which a stream watching it on another replica subscribes to. A message
+ * the task's own channel, which a stream watching it on another replica subscribes to; the script
+ * that files the task (paused or ended) publishes {"filed":true} there after them. A message
  * published while a subscriber is reconnecting is lost: a lost cancel leaves its CancelTask waiting
  * until the run ends or its lease lapses; lost events are missing from that stream.
  */
 export class RedisTaskChannels {
   private subscriber: Promise<RedisClient> | undefined;
-  private readonly eventWatchers = new Map<string, Set<(events: readonly WireEvent[]) => void>>();
+  private readonly eventWatchers = new Map<string, Set<ChannelWatcher>>();
 
   constructor(
     private readonly connection: RedisConnection,
@@ -80,8 +87,8 @@ export class RedisTaskChannels {
     this.connection.command('publish', (c) => c.publish(channel, JSON.stringify(events))).catch(() => undefined);
   }
 
-  /** Hears the run events the replica running the task publishes, from once subscribed; returns how to stop. */
-  async watchEvents(id: string, tag: string, fn: (events: readonly WireEvent[]) => void): Promise<() => void> {
+  /** Hears the run events the replica running the task publishes, and its filing, from once subscribed; returns how to stop. */
+  async watchEvents(id: string, tag: string, fn: ChannelWatcher): Promise<() => void> {
     const channel = this.eventsChannel(id, tag);
     await this.listen();
     const client = await this.subscriber;
@@ -102,13 +109,14 @@ export class RedisTaskChannels {
   private heard(channel: string, raw: string): void {
     const watchers = this.eventWatchers.get(channel);
     if (watchers === undefined) return;
-    let events: unknown;
+    let message: unknown;
     try {
-      events = JSON.parse(raw);
+      message = JSON.parse(raw);
     } catch {
       return;
     }
-    if (Array.isArray(events)) for (const w of watchers) w(events as WireEvent[]);
+    if (Array.isArray(message)) for (const w of watchers) w.events(message as WireEvent[]);
+    else if ((message as { filed?: unknown } | null)?.filed === true) for (const w of watchers) w.filed();
   }
 
   async close(): Promise<void> {

@@ -27,6 +27,12 @@ local now = t[1] * 1000 + math.floor(t[2] / 1000)
 local function tk(id) return base .. 't:' .. id end
 local function num(x) return tonumber(x) or 0 end
 
+-- A task's events channel, "<prefix>:events:<tag>:<id>" (redis-task-channels.ts), from the base
+-- "<prefix>:{<tag>}:". A stream watching the task on another replica hears there that it was
+-- filed (paused or ended) and reads it at once, rather than at its next reread.
+local prefix, tag = string.match(base, '^(.*):{([^}]*)}:$')
+local function filed(id) redis.call('PUBLISH', prefix .. ':events:' .. tag .. ':' .. id, '{"filed":true}') end
+
 local function summarize(id)
   local h = redis.call('HMGET', tk(id), 'ms', 'seq', 'state', 'ctx')
   redis.call('HSET', base .. 'all', id, h[1] .. '|' .. h[2] .. '|' .. h[3] .. '|' .. h[4])
@@ -66,6 +72,7 @@ local function fail(id, why, name, expired)
   if expired then redis.call('HSET', tk(id), 'expired', why) end
   redis.call('HDEL', tk(id), 'pause', 'pbytes')
   retire(id)
+  filed(id)
 end
 
 local function sweep()
@@ -129,8 +136,10 @@ return 1
 
 /**
  * ARGV[7]: id, ARGV[8]: 'paused' or 'finished' (where it goes), ARGV[9]: 'running' or 'paused'
- * (where it must be now); then field, value pairs ('' deletes a field). 0 when it was not there:
- * its lease lapsed, or another replica took it; nothing is written then.
+ * (where it must be now); then field, value pairs ('' deletes a field; a field not given is left
+ * as it is). 0 when it was not there: its lease lapsed, or another replica took it; nothing is
+ * written then. Filed, the task's watchers on other replicas are told (after the run's events,
+ * which its replica published on the same connection before this).
  */
 export const FILE = script('tasks.file', `
 sweep()
@@ -138,9 +147,12 @@ local id, to, from = ARGV[7], ARGV[8], ARGV[9]
 if not redis.call('ZSCORE', base .. from, id) then return 0 end
 -- Its paused bytes leave the count as they were counted, before the fields below change them.
 if from == 'paused' then unpark(id) end
+local set, drop = {}, {}
 for i = 10, #ARGV, 2 do
-  if ARGV[i + 1] == '' then redis.call('HDEL', tk(id), ARGV[i]) else redis.call('HSET', tk(id), ARGV[i], ARGV[i + 1]) end
+  if ARGV[i + 1] == '' then drop[#drop + 1] = ARGV[i] else set[#set + 1] = ARGV[i]; set[#set + 1] = ARGV[i + 1] end
 end
+if #set > 0 then redis.call('HSET', tk(id), unpack(set)) end
+if #drop > 0 then redis.call('HDEL', tk(id), unpack(drop)) end
 if to == 'paused' then
   redis.call('ZREM', base .. 'running', id)
   summarize(id)
@@ -152,6 +164,7 @@ else
   retire(id)
 end
 keepAll()
+filed(id)
 return 1
 `);
 

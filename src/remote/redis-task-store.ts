@@ -19,7 +19,18 @@ export type { RedisTaskStoreOptions } from './redis-task-options.js';
 /** Where a task is in the store while this replica holds it: in flight under its lease, or read back paused. */
 type Held = 'running' | 'paused';
 
-const tagOf = (owner: string): string => createHash('sha256').update(owner).digest('hex').slice(0, 32);
+/** Principals' hash tags, each worked out once: every call of a principal names its keys by it. Bounded: past it, worked out again. */
+const tags = new Map<string, string>();
+const MAX_TAGS = 10_000;
+
+function tagOf(owner: string): string {
+  let tag = tags.get(owner);
+  if (tag === undefined) {
+    if (tags.size >= MAX_TAGS) tags.clear();
+    tags.set(owner, (tag = createHash('sha256').update(owner).digest('hex').slice(0, 32)));
+  }
+  return tag;
+}
 
 const flat = (fields: StoredFields): string[] => Object.entries(fields).flat();
 
@@ -38,6 +49,8 @@ export class RedisTaskStore implements TaskStore {
   private readonly common: string[];
   private readonly inFlight = new Map<string, ServedTask>();
   private readonly held = new WeakMap<ServedTask, Held>();
+  /** How many of each held task's messages the store holds: filing sends its history only when a message came since. */
+  private readonly storedMessages = new WeakMap<ServedTask, number>();
   private renewing: NodeJS.Timeout | undefined;
   /** Filings under way: close() waits for them, so a server closed before its store files what it aborted. */
   private readonly filing = new Set<Promise<void>>();
@@ -79,6 +92,7 @@ export class RedisTaskStore implements TaskStore {
     const [[added, paused, bytes]] = (await Promise.all([this.run(ADD, t.owner, [...bounds, t.id, ...flat(fields)]), this.channels.listen()])) as [[number, number, number], void];
     if (added !== 1) throw new TaskQuotaExceeded(pausedRefusal(t.owner, paused, bytes, this.settings.limits) ?? `principal "${t.owner}" is at its paused bound`);
     this.hold(t, 'running');
+    this.storedMessages.set(t, t.history.length);
   }
 
   async resumed(t: ServedTask): Promise<void> {
@@ -87,6 +101,7 @@ export class RedisTaskStore implements TaskStore {
       throw new A2AProblem(RPC_CODE.unsupportedOperation, `task ${t.id} no longer waits for input: another message resumed it, or it was cancelled or expired; read it with GetTask`);
     }
     this.hold(t, 'running');
+    this.storedMessages.set(t, t.history.length);
     await this.channels.listen();
   }
 
@@ -134,9 +149,12 @@ export class RedisTaskStore implements TaskStore {
     if (t instanceof ElsewhereTask) {
       t.reread = () => this.get(t.id, owner);
       t.requestCancel = () => this.channels.request(t.id, owner);
-      t.watchEvents = (fn) => this.channels.watchEvents(t.id, tagOf(owner), fn);
+      t.watchEvents = (watcher) => this.channels.watchEvents(t.id, tagOf(owner), watcher);
     }
-    if (state === TASK_STATE.INPUT_REQUIRED) this.hold(t, 'paused');
+    if (state === TASK_STATE.INPUT_REQUIRED) {
+      this.hold(t, 'paused');
+      this.storedMessages.set(t, t.history.length);
+    }
     return t;
   }
 
@@ -168,7 +186,8 @@ export class RedisTaskStore implements TaskStore {
     this.inFlight.delete(t.id);
     this.held.set(t, 'paused');
     try {
-      const filed = await this.run(FILE, t.owner, [t.id, to, from, ...flat(changingFields(t))]);
+      const withHistory = this.storedMessages.get(t) !== t.history.length;
+      const filed = await this.run(FILE, t.owner, [t.id, to, from, ...flat(changingFields(t, withHistory))]);
       if (filed !== 1) this.settings.logger.warn({ task_id: t.id, store: this.settings.name }, 'RedisTaskStore: a task ended here after the store had already ended it (its lease lapsed, or another replica took it); its outcome was not filed');
     } catch (error) {
       this.settings.logger.error({ task_id: t.id, store: this.settings.name, err: error }, 'RedisTaskStore: could not file a task; it reads failed once its lease lapses');

@@ -15,12 +15,15 @@ interface Core {
   placement: KeptPlacement;
 }
 
-/** The fields that change as a task goes: its state, answer, failure, spend, pause, messages. */
-export function changingFields(t: ServedTask): StoredFields {
+/**
+ * The fields that change as a task goes: its state, answer, failure, spend, pause, and (unless
+ * the store holds them as they are: messages come only as a task starts or resumes) its messages.
+ */
+export function changingFields(t: ServedTask, withHistory = true): StoredFields {
   return {
     state: String(t.state),
     ms: String(t.updatedMs),
-    history: JSON.stringify(t.history),
+    ...(withHistory ? { history: JSON.stringify(t.history) } : {}),
     answer: t.answer ?? '',
     failure: t.failure === undefined ? '' : JSON.stringify(t.failure),
     report: t.report === undefined ? '' : JSON.stringify(t.report),

@@ -102,9 +102,12 @@ export class RedisConnection {
     });
   }
 
-  /** Any other command, bounded and said in our words like a script. */
+  /**
+   * Any other command, bounded and said in our words like a script. Connected, it is sent at once,
+   * as a script is: commands and scripts called in turn reach Redis in that order.
+   */
   async command<T>(operation: string, run: (client: RedisClient) => Promise<T>, boundMs = this.settings.timeoutMs): Promise<T> {
-    const client = await this.ready();
+    const client = this.client !== undefined && this.everReady ? this.client : await this.ready();
     return this.within(boundMs, async () => {
       try {
         return await run(client);

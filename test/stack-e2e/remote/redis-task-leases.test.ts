@@ -122,6 +122,29 @@ describe('RedisTaskStore: run events across replicas', () => {
   });
 });
 
+describe('RedisTaskStore: a task filed tells its channel', () => {
+  it("the task's channel carries its run events, then {\"filed\":true} from the script that filed it, after the last of them", async () => {
+    const options = shared({ url: redis.url });
+    const a = await add(options);
+    const tap = new Redis(redis.url);
+    clients.push(tap);
+    const heard: { channel: string; message: unknown }[] = [];
+    tap.on('pmessage', (_pattern: string, channel: string, raw: string) => heard.push({ channel, message: JSON.parse(raw) }));
+    await tap.psubscribe(`${options.keyPrefix}:events:*`);
+    const extension = { 'a2a-extensions': USAGE_LINEAGE_EXTENSION };
+    const updates = await streamed(a.url, 'acme', 'SendStreamingMessage', { ...message([{ text: 'chunks' }]), metadata: { [USAGE_LINEAGE_EXTENSION]: { events: true } } }, extension);
+    const id = updates[0].task.id as string;
+    const filed = () => heard.some((h) => (h.message as { filed?: boolean }).filed === true);
+    for (let waited = 0; waited < 5000 && !filed(); waited += 10) await sleep(10);
+    const onIts = heard.filter((h) => h.channel.endsWith(`:${id}`)).map((h) => h.message);
+    expect(heard.every((h) => h.channel.endsWith(`:${id}`))).toBe(true);
+    expect(onIts.at(-1)).toEqual({ filed: true });
+    const events = onIts.slice(0, -1).flatMap((m) => m as { type: string }[]).map((e) => e.type);
+    expect(events.filter((t) => t === 'text.delta')).toHaveLength(3);
+    expect(events.at(-1)).toBe('run.finished');
+  });
+});
+
 describe('RedisTaskStore: a replica process SIGKILLed mid-run', () => {
   it('its running task reads failed, saying its lease lapsed, on the replica still alive; no task stays working', async () => {
     const options = shared({ url: redis.url, leaseMs: 500 });
