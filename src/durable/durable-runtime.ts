@@ -9,11 +9,12 @@ import { makeScope } from '../core/scope.js';
 import { silentLogger, type Logger } from '../observability/logger.js';
 import type { ChildStep, FrameData, StepSpan } from '../run/run-driver.js';
 import type { SpanLink } from '../run/snapshot/run-snapshot.js';
-import { AgentRegistry } from './agent-registry.js';
+import { AgentRegistry, type DurableAgent } from './agent-registry.js';
 import type { CheckpointWatch, ChildInput, StepEngine } from './dbos-driver.js';
 import { loadDbos, type Dbos, type DbosClient, type DbosSdk, type WorkflowHandle } from './dbos-sdk.js';
 import { readDurableOptions, readRunOptions, type DurableEnqueueOptions, type DurableOptions, type DurableRunOptions } from './durable-options.js';
 import { launchOnce } from './dbos-launch.js';
+import { StepWatch } from './step-watch.js';
 import { dbosLogger, launchError, maskedAddress, stallError } from './engine-faults.js';
 import { ExecutorLease } from './executor-lease.js';
 import { spanLinkOf } from './recorded-frame.js';
@@ -25,6 +26,10 @@ import { runChild, runRoot, type RootInput, type TreeHost, type TreeOutput } fro
 
 /** A worker of durable trees: see startDurable. */
 export interface Durable {
+  /** Declares this a durable runtime: what serveAgent(durable, { tasks }) tells it from an agent by. */
+  readonly kind: 'symfonic/durable';
+  /** The agents this worker runs trees of, by name. */
+  readonly agents: ReadonlyMap<string, DurableAgent>;
   /** This worker's name: started again under it, it finishes the trees it left unfinished. */
   readonly executorId: string;
   /** The version of the agents it runs (their tree shapes): it runs and recovers only trees recorded by the same. */
@@ -72,6 +77,8 @@ export async function startDurable(options: DurableOptions): Promise<Durable> {
 }
 
 class DurableRuntime implements Durable, TreeHost, StepEngine, TakeoverHost {
+  readonly kind = 'symfonic/durable' as const;
+  readonly agents: ReadonlyMap<string, DurableAgent>;
   readonly executorId: string;
   readonly version: string;
   readonly accounting: Accounting;
@@ -98,6 +105,7 @@ class DurableRuntime implements Durable, TreeHost, StepEngine, TakeoverHost {
   ) {
     this.executorId = options.executorId ?? 'symfonic-worker';
     this.version = registry.version;
+    this.agents = registry.byName;
     this.logger = (options.logger ?? silentLogger).child({ component: 'symfonic/durable', executor_id: this.executorId });
     this.address = maskedAddress(options.systemDatabaseUrl);
     this.accounting = options.metricsCollector ?? new MetricsCollector();
@@ -270,31 +278,5 @@ class DurableRuntime implements Durable, TreeHost, StepEngine, TakeoverHost {
         this.logger.warn({ err: error, root_run_id: input.frame.rootRunId }, 'an unfinished durable tree of another version of its agents is left for a worker of that version');
       }
     }
-  }
-}
-
-/** The time a step's record may take, not counting its body: a stall is the database's, not the model's. */
-class StepWatch implements CheckpointWatch {
-  private timer: NodeJS.Timeout | undefined;
-
-  constructor(
-    private readonly limitMs: number,
-    private readonly onStall: () => void,
-  ) {
-    this.resume();
-  }
-
-  pause(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-  }
-
-  resume(): void {
-    this.timer = setTimeout(this.onStall, this.limitMs);
-    this.timer.unref();
-  }
-
-  stop(): void {
-    this.pause();
   }
 }

@@ -1,0 +1,49 @@
+import { context as otelContext, ROOT_CONTEXT } from '@opentelemetry/api';
+import type { AgentResponse } from '../agent/agent-response.js';
+import type { SymfonicAgent } from '../agent/symfonic-agent.js';
+import type { RunSnapshot } from '../run/snapshot/run-snapshot.js';
+import type { DurableTrees } from './durable-trees.js';
+import type { ServedOptions } from './served-run.js';
+import type { TaskRunner } from './task-runner.js';
+
+/**
+ * A durable tree's answer as a served task reads it: a suspended tree's snapshot (its run,
+ * unsigned: it lives in PostgreSQL) is the suspension the task's pause seals and keeps.
+ */
+function asServed(response: AgentResponse): AgentResponse {
+  if (response.status !== 'suspended') return response;
+  return { ...response, suspension: (response.snapshot as RunSnapshot).run } as AgentResponse;
+}
+
+/** The task's tree: served-handler.ts gives every durable task's placement a run id, its tree's root run id. */
+function rootRunIdOf(options: ServedOptions): string {
+  if (options.runId === undefined) throw new Error('a durable task carries its tree\'s root run id, and this one has none');
+  return options.runId;
+}
+
+/**
+ * The tasks run as trees of a `symfonic/durable` runtime: each task's tree under the task's root
+ * run id, started in the request's trace context (its spans continue the caller's trace), its
+ * spend settled by the runtime's ledger as its steps are made (nothing settles here). A pause's
+ * decisions resume the recorded tree; a task whose replica died is recovered from its record and
+ * its answer read, on whichever replica claimed it. A tree carries no run events across workers.
+ */
+export function durableRunner(trees: DurableTrees, name: string, agent: SymfonicAgent): TaskRunner {
+  return {
+    agent,
+    durable: true,
+    stretch: (text, options, resume) => () => {
+      const started = otelContext.with(options.parentContext ?? ROOT_CONTEXT, () =>
+        resume === undefined
+          ? trees.run(name, text, { runId: rootRunIdOf(options), scope: options.scope, deadline: options.deadline })
+          : trees.resume(rootRunIdOf(options), { decisions: resume.decisions }),
+      );
+      return started.then(asServed);
+    },
+    takeOver: (task) => async () => {
+      const runId = rootRunIdOf(task.placement);
+      await trees.recover(runId);
+      return asServed(await trees.result(runId));
+    },
+  };
+}
