@@ -1,0 +1,126 @@
+/**
+ * Issue 32, a durable-backed fleet: two replica processes serve one symfonic/durable runtime's
+ * agent on one PostgreSQL and one RedisTaskStore. The replica running a task is SIGKILLed while
+ * the tree's grandchild's model call is held at the loopback model server; the other replica,
+ * asked for the task, claims it once its lease lapses, recovers the tree and files it completed.
+ * GetTask on either replica (the killed one started again) answers completed with the tree's
+ * answer; the recovered tree's spans are in the trace the client's request carried; the tenant
+ * is charged what one uninterrupted task of the same tree is charged.
+ */
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RedisBudgetStore } from '../../../src/index.js';
+import { modelServer, type ModelServer } from '../durable/model-server.js';
+import { stackDatabase } from '../durable/dbos-workers.js';
+import { forkWorker, type Worker } from '../redis/workers.js';
+import { poll, uniqueName } from '../support/stack.js';
+
+const WORKER = fileURLToPath(new URL('./fleet-durable-worker.mjs', import.meta.url));
+const redisUrl = (): string => {
+  const url = process.env['SYMFONIC_STACK_REDIS'];
+  if (!url) throw new Error("SYMFONIC_STACK_REDIS is not set: run these tests with 'npm run test:stack', whose global setup starts the stack and sets it");
+  return url;
+};
+
+let models: ModelServer;
+const workers: Worker[] = [];
+const tenants = { acme: uniqueName('acme'), ref: uniqueName('ref') };
+const budgetPrefix = `${uniqueName('fleet-durable-budget')}:`;
+let config: Record<string, unknown>;
+
+const replica = async (executorId: string): Promise<{ worker: Worker; url: string }> => {
+  const worker = forkWorker({ ...config, executorId }, WORKER);
+  workers.push(worker);
+  return { worker, url: (await worker.next<{ url: string }>('ready')).url };
+};
+
+beforeAll(async () => {
+  models = await modelServer();
+  const store = { url: redisUrl(), keyPrefix: uniqueName('fleet-durable'), snapshotKey: randomBytes(32).toString('hex'), leaseMs: 1500 };
+  config = { pgUrl: stackDatabase('symfonic_e2e_fleet_durable'), modelUrl: models.url, redisUrl: redisUrl(), budgetPrefix, store, tenants };
+}, 60_000);
+
+afterAll(async () => {
+  for (const w of workers) await w.kill('SIGKILL');
+  await models?.close();
+});
+
+let nextId = 1;
+async function rpc(url: string, who: string, method: string, params: object, headers: Record<string, string> = {}): Promise<any> {
+  const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${who}`, ...headers }, body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params }) });
+  const body = (await r.json()) as { result?: unknown; error?: unknown };
+  if (body.error !== undefined) throw new Error(`${method} refused: ${JSON.stringify(body.error)}`);
+  return body.result;
+}
+const send = async (url: string, who: string, text: string, headers: Record<string, string> = {}) =>
+  (await rpc(url, who, 'SendMessage', { message: { messageId: `m-${nextId++}`, role: 'ROLE_USER', parts: [{ text }] }, configuration: { returnImmediately: true } }, headers)).task;
+const getTask = (url: string, who: string, id: string) => rpc(url, who, 'GetTask', { id });
+const answerOf = (task: any): string | undefined => task.artifacts?.[0]?.parts?.[0]?.text;
+
+async function ledger(tenant: string) {
+  const store = new RedisBudgetStore({ redis: redisUrl(), keyPrefix: budgetPrefix });
+  try {
+    return await store.usage(tenant, undefined, Date.now());
+  } finally {
+    await store.close();
+  }
+}
+
+async function spansOf(worker: Worker): Promise<{ name: string; traceId: string; attributes: Record<string, unknown> }[]> {
+  const reply = worker.next<{ spans: { name: string; traceId: string; attributes: Record<string, unknown> }[] }>('spans');
+  worker.child.send({ type: 'spans' });
+  return (await reply).spans;
+}
+
+describe('a served durable fleet whose replica dies mid-task', () => {
+  it('finishes the task on the other replica: completed on both, one trace, the tenant charged once', async () => {
+    // One replica first on a new database (DBOS migrates its tables), then the other.
+    const a = await replica('replica-0');
+    const b = await replica('replica-1');
+
+    // A task nobody kills, for what one task of this tree charges and answers.
+    const reference = await send(a.url, 'ref', 'tides');
+    const referenced = await poll(() => getTask(b.url, 'ref', reference.id), (t) => t.status.state === 'TASK_STATE_COMPLETED', { timeoutMs: 60_000 });
+    expect(answerOf(referenced)).toBe('plan: research: checked (check research tides)');
+    const before = { planner: models.answered('planner'), researcher: models.answered('researcher'), checker: models.answered('checker'), checkerSeen: models.received('checker') };
+
+    const traceId = randomBytes(16).toString('hex');
+    const held = models.hold('checker');
+    const task = await send(a.url, 'acme', 'tides', { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` });
+    await held;
+    // The grandchild's call is in flight on replica 0; replica 1 reads the task working.
+    expect((await getTask(b.url, 'acme', task.id)).status.state).toBe('TASK_STATE_WORKING');
+    await a.worker.kill('SIGKILL');
+
+    // Replica 1 claims it once its lease lapses (1.5 s), recovers the tree and files its answer.
+    const done = await poll(() => getTask(b.url, 'acme', task.id), (t) => t.status.state !== 'TASK_STATE_WORKING', { timeoutMs: 90_000, intervalMs: 500 });
+    expect(done.status.state).toBe('TASK_STATE_COMPLETED');
+    expect(answerOf(done)).toBe('plan: research: checked (check research tides)');
+    // The calls answered before the kill were not made again; the held one was made once more, answered this time.
+    const made = { planner: models.answered('planner') - before.planner, researcher: models.answered('researcher') - before.researcher, checker: models.answered('checker') - before.checker };
+    expect(made).toEqual({ planner: 2, researcher: 2, checker: 1 });
+    expect(models.received('checker') - before.checkerSeen).toBe(2);
+
+    // The killed replica, started again, reads the same.
+    const again = await replica('replica-0');
+    const read = await getTask(again.url, 'acme', task.id);
+    expect(read.status.state).toBe('TASK_STATE_COMPLETED');
+    expect(answerOf(read)).toBe(answerOf(done));
+
+    // One trace: the recovered tree's spans hang in the trace the client's request carried.
+    const spans = await spansOf(b.worker);
+    const recovered = spans.filter((s) => s.attributes['gen_ai.operation.name'] === 'invoke_agent' && s.attributes['symfonic.run.recovered'] === true);
+    expect(recovered.map((s) => s.attributes['gen_ai.agent.name']).sort()).toEqual(['planner', 'researcher']);
+    const root = recovered.find((s) => s.attributes['gen_ai.agent.name'] === 'planner')!.attributes['symfonic.root_run_id'];
+    const tree = spans.filter((s) => s.attributes['symfonic.root_run_id'] === root);
+    expect(tree.map((s) => s.attributes['gen_ai.agent.name']).filter((n) => n !== undefined)).toContain('checker');
+    expect(new Set(tree.map((s) => s.traceId))).toEqual(new Set([traceId]));
+
+    // Charged once: the tenant's ledger holds what the uninterrupted task's holds, nothing reserved.
+    const charged = await poll(() => ledger(tenants.acme), (u) => u.reserved.tokens === 0, { timeoutMs: 20_000 });
+    const once = await ledger(tenants.ref);
+    expect(once.spent.tokens).toBeGreaterThan(0);
+    expect(charged).toEqual({ spent: once.spent, reserved: { tokens: 0, costUsd: 0 } });
+  });
+});
