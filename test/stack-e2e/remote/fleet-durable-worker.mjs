@@ -1,11 +1,14 @@
 // One replica of a served durable fleet, in its own process, from the built package as an app
-// server would run it: a symfonic/durable runtime (the planner → researcher → checker tree of the
-// durable tests, its models on the test's loopback model server, its tenant ledger in Redis)
-// served by serveAgent on a RedisTaskStore every replica shares. Its options arrive in the first
-// IPC message: { executorId, pgUrl, modelUrl, redisUrl, budgetPrefix, store, tenants }. It
-// reports { type: 'ready', url }, answers { type: 'spans' } with the spans it ended (in memory),
+// server would run it: a symfonic/durable runtime (the trees of the durable tests: planner →
+// researcher → checker, and desk → clerk whose pay tool waits for approval; their models on the
+// test's loopback model server, their tenant ledger in Redis), its two agents each served by
+// serveAgent on a RedisTaskStore every replica shares. Its options arrive in the first IPC
+// message: { executorId, pgUrl, modelUrl, redisUrl, budgetPrefix, store, tenants, effects }. It
+// reports { type: 'ready', url, deskUrl }, answers { type: 'spans' } with the spans it ended (in memory),
 // and runs until it is killed. A principal is its bearer token, acting for tenants[token].
-import { MetricsCollector, SubAgent, SubAgentSpec, SymfonicAgent, TenantBudgets, openAICompatible } from '../../../dist/index.js';
+import { appendFileSync } from 'node:fs';
+import { z } from 'zod';
+import { defineTool, MetricsCollector, SubAgent, SubAgentSpec, SymfonicAgent, TenantBudgets, openAICompatible } from '../../../dist/index.js';
 import { RedisBudgetStore } from '../../../dist/budget/redis/redis-budget-store.js';
 import { startDurable } from '../../../dist/durable/index.js';
 import { RedisTaskStore, serveAgent } from '../../../dist/remote/index.js';
@@ -31,16 +34,31 @@ const planner = new SymfonicAgent({
   subAgents: [new SubAgent({ name: 'researcher', agent: researcher, description: 'Researches.' })],
 });
 
-const durable = await startDurable({ systemDatabaseUrl: o.pgUrl, agents: [planner], executorId: o.executorId });
+const pay = defineTool({
+  name: 'pay',
+  description: 'Pays an invoice.',
+  input: z.object({ invoice: z.string() }),
+  needsApproval: true,
+  execute: ({ invoice }) => (appendFileSync(o.effects, `${o.executorId} paid ${invoice}\n`), `paid ${invoice}`),
+});
+const desk = new SymfonicAgent({
+  name: 'desk',
+  modelProvider: model('desk'),
+  metricsCollector: collector,
+  subAgents: [new SubAgentSpec({ name: 'clerk', description: 'Pays invoices.', modelProvider: model('clerk'), tools: [pay] })],
+});
+
+const durable = await startDurable({ systemDatabaseUrl: o.pgUrl, agents: [planner, desk], executorId: o.executorId });
 const byToken = (req) => {
   const token = /^Bearer (\w+)$/.exec(String(req.headers.authorization))?.[1];
   return token && o.tenants[token] ? { principal: token, tenants: [o.tenants[token]] } : null;
 };
-const server = await serveAgent(durable, { authenticate: byToken, tasks: new RedisTaskStore(o.store) });
+const server = await serveAgent(durable, { agent: 'planner', authenticate: byToken, tasks: new RedisTaskStore(o.store) });
+const deskServer = await serveAgent(durable, { agent: 'desk', authenticate: byToken, tasks: new RedisTaskStore({ ...o.store, keyPrefix: `${o.store.keyPrefix}:desk` }) });
 
 process.on('message', (m) => {
   if (m?.type !== 'spans') return;
   const spans = telemetry.spans().map((s) => ({ name: s.name, traceId: s.spanContext().traceId, attributes: s.attributes }));
   process.send({ type: 'spans', spans });
 });
-process.send({ type: 'ready', url: server.url });
+process.send({ type: 'ready', url: server.url, deskUrl: deskServer.url });

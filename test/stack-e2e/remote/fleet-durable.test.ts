@@ -8,6 +8,9 @@
  * is charged what one uninterrupted task of the same tree is charged.
  */
 import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisBudgetStore } from '../../../src/index.js';
@@ -16,6 +19,7 @@ import { stackDatabase } from '../durable/dbos-workers.js';
 import { forkWorker, type Worker } from '../redis/workers.js';
 import { poll, uniqueName } from '../support/stack.js';
 
+const effects = join(mkdtempSync(join(tmpdir(), 'fleet-durable-')), 'effects');
 const WORKER = fileURLToPath(new URL('./fleet-durable-worker.mjs', import.meta.url));
 const redisUrl = (): string => {
   const url = process.env['SYMFONIC_STACK_REDIS'];
@@ -29,17 +33,21 @@ const tenants = { acme: uniqueName('acme'), ref: uniqueName('ref') };
 const budgetPrefix = `${uniqueName('fleet-durable-budget')}:`;
 let config: Record<string, unknown>;
 
-const replica = async (executorId: string): Promise<{ worker: Worker; url: string }> => {
+const replica = async (executorId: string): Promise<{ worker: Worker; url: string; deskUrl: string }> => {
   const worker = forkWorker({ ...config, executorId }, WORKER);
   workers.push(worker);
-  return { worker, url: (await worker.next<{ url: string }>('ready')).url };
+  return { worker, ...(await worker.next<{ url: string; deskUrl: string }>('ready')) };
 };
+let fleet: { worker: Worker; url: string; deskUrl: string }[] = [];
 
 beforeAll(async () => {
   models = await modelServer();
   const store = { url: redisUrl(), keyPrefix: uniqueName('fleet-durable'), snapshotKey: randomBytes(32).toString('hex'), leaseMs: 1500 };
-  config = { pgUrl: stackDatabase('symfonic_e2e_fleet_durable'), modelUrl: models.url, redisUrl: redisUrl(), budgetPrefix, store, tenants };
-}, 60_000);
+  config = { pgUrl: stackDatabase('symfonic_e2e_fleet_durable'), modelUrl: models.url, redisUrl: redisUrl(), budgetPrefix, store, tenants, effects };
+  // One replica first on a new database (DBOS migrates its tables), then the other.
+  fleet.push(await replica('replica-0'));
+  fleet.push(await replica('replica-1'));
+}, 120_000);
 
 afterAll(async () => {
   for (const w of workers) await w.kill('SIGKILL');
@@ -75,9 +83,7 @@ async function spansOf(worker: Worker): Promise<{ name: string; traceId: string;
 
 describe('a served durable fleet whose replica dies mid-task', () => {
   it('finishes the task on the other replica: completed on both, one trace, the tenant charged once', async () => {
-    // One replica first on a new database (DBOS migrates its tables), then the other.
-    const a = await replica('replica-0');
-    const b = await replica('replica-1');
+    const [a, b] = fleet as [(typeof fleet)[0], (typeof fleet)[0]];
 
     // A task nobody kills, for what one task of this tree charges and answers.
     const reference = await send(a.url, 'ref', 'tides');
@@ -103,7 +109,7 @@ describe('a served durable fleet whose replica dies mid-task', () => {
     expect(models.received('checker') - before.checkerSeen).toBe(2);
 
     // The killed replica, started again, reads the same.
-    const again = await replica('replica-0');
+    const again = (fleet[0] = await replica('replica-0'));
     const read = await getTask(again.url, 'acme', task.id);
     expect(read.status.state).toBe('TASK_STATE_COMPLETED');
     expect(answerOf(read)).toBe(answerOf(done));
@@ -122,5 +128,22 @@ describe('a served durable fleet whose replica dies mid-task', () => {
     const once = await ledger(tenants.ref);
     expect(once.spent.tokens).toBeGreaterThan(0);
     expect(charged).toEqual({ spent: once.spent, reserved: { tokens: 0, costUsd: 0 } });
+  });
+
+  it("resumes a paused durable task with decisions sent to the other replica: the recorded tree goes on, its tool runs once, there", async () => {
+    const [a, b] = fleet as [(typeof fleet)[0], (typeof fleet)[0]];
+    const started = await send(a.deskUrl, 'acme', 'pay the invoice');
+    const paused = await poll(() => getTask(b.deskUrl, 'acme', started.id), (t) => t.status.state !== 'TASK_STATE_WORKING', { timeoutMs: 60_000 });
+    expect(paused.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
+    const asked = paused.status.message.parts[1].data.interruptions;
+    expect(asked.map((i: any) => [i.agent, i.tool])).toEqual([['clerk', 'pay']]);
+    const decisions = { message: { messageId: `m-${nextId++}`, role: 'ROLE_USER', taskId: started.id, contextId: started.contextId, parts: [{ data: { decisions: { [asked[0].id]: { approve: true } } } }] } };
+    const resumed = (await rpc(b.deskUrl, 'acme', 'SendMessage', decisions)).task;
+    expect(resumed.status.state).toBe('TASK_STATE_COMPLETED');
+    expect(answerOf(resumed)).toBe('desk: clerk: paid INV-7');
+    expect(readFileSync(effects, 'utf8').trim().split('\n')).toEqual(['replica-1 paid INV-7']);
+    // The same decisions again: the task has ended, and nothing is paid twice.
+    await expect(rpc(a.deskUrl, 'acme', 'SendMessage', decisions)).rejects.toThrow(/has ended/);
+    expect(existsSync(effects) && readFileSync(effects, 'utf8').trim().split('\n').length).toBe(1);
   });
 });
