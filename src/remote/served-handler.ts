@@ -179,7 +179,9 @@ export class ServedTasks {
    */
   private async stored(id: string, owner: string): Promise<ServedTask | undefined> {
     const r = await this.store.get(id, owner);
-    if (r?.orphaned === true && this.runner.durable && this.store.claim !== undefined) return this.takeOver(r);
+    if (r?.orphaned === true && this.takesOver) return this.takeOver(r);
+    // A stream watching a task elsewhere rereads it here, so a task whose replica died is taken over.
+    if (r instanceof ElsewhereTask) r.reread = () => this.stored(id, owner);
     if (r === undefined || r instanceof ServedTask) return r;
     if (r.state !== TASK_STATE.WORKING && r.state !== TASK_STATE.SUBMITTED) {
       const t = taskOfRecord(r, this.snapshotKey);
@@ -196,6 +198,10 @@ export class ServedTasks {
    * its answer filed by this replica. Another replica that claimed it first runs it; it is read
    * again, as one running there.
    */
+  private get takesOver(): boolean {
+    return this.runner.durable && this.store.claim !== undefined;
+  }
+
   private async takeOver(orphan: TaskRecord): Promise<ServedTask | undefined> {
     const claimed = await this.store.claim?.(orphan.id, orphan.owner);
     if (claimed === undefined) return this.stored(orphan.id, orphan.owner);
@@ -276,6 +282,7 @@ export class ServedTasks {
       throw error;
     }
     const view: TaskView = { historyLength: params.historyLength as number | undefined, artifacts: params.includeArtifacts === true, extension: req.extension };
-    return { tasks: page.tasks.map((t) => taskJson(taskOfRecord(t, this.snapshotKey), view)), nextPageToken: page.nextPageToken, pageSize: page.tasks.length, totalSize: page.totalSize };
+    const tasks = await Promise.all(page.tasks.map((t) => (t.orphaned === true && this.takesOver ? this.takeOver(t) : taskOfRecord(t, this.snapshotKey))));
+    return { tasks: tasks.flatMap((t) => (t === undefined ? [] : [taskJson(t, view)])), nextPageToken: page.nextPageToken, pageSize: page.tasks.length, totalSize: page.totalSize };
   }
 }

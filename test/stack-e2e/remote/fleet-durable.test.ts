@@ -66,6 +66,13 @@ const send = async (url: string, who: string, text: string, headers: Record<stri
 const getTask = (url: string, who: string, id: string) => rpc(url, who, 'GetTask', { id });
 const answerOf = (task: any): string | undefined => task.artifacts?.[0]?.parts?.[0]?.text;
 
+/** SubscribeToTask's results, read to the stream's end. */
+async function subscribe(url: string, who: string, id: string): Promise<any[]> {
+  const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${who}` }, body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: 'SubscribeToTask', params: { id } }) });
+  const lines = (await r.text()).split('\n').filter((l) => l.startsWith('data:'));
+  return lines.map((l) => JSON.parse(l.slice(5))).map((m) => m.result ?? m.error);
+}
+
 async function ledger(tenant: string) {
   const store = new RedisBudgetStore({ redis: redisUrl(), keyPrefix: budgetPrefix });
   try {
@@ -95,8 +102,9 @@ describe('a served durable fleet whose replica dies mid-task', () => {
     const held = models.hold('checker');
     const task = await send(a.url, 'acme', 'tides', { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` });
     await held;
-    // The grandchild's call is in flight on replica 0; replica 1 reads the task working.
+    // The grandchild's call is in flight on replica 0; replica 1 reads the task working, and a client subscribes there.
     expect((await getTask(b.url, 'acme', task.id)).status.state).toBe('TASK_STATE_WORKING');
+    const subscribed = subscribe(b.url, 'acme', task.id);
     await a.worker.kill('SIGKILL');
 
     // Replica 1 claims it once its lease lapses (1.5 s), recovers the tree and files its answer.
@@ -108,6 +116,9 @@ describe('a served durable fleet whose replica dies mid-task', () => {
     expect(made).toEqual({ planner: 2, researcher: 2, checker: 1 });
     expect(models.received('checker') - before.checkerSeen).toBe(2);
 
+    // The subscription on replica 1 followed the task to its end.
+    const events = await subscribed;
+    expect(events.at(-1)?.statusUpdate?.status?.state).toBe('TASK_STATE_COMPLETED');
     // The killed replica, started again, reads the same.
     const again = (fleet[0] = await replica('replica-0'));
     const read = await getTask(again.url, 'acme', task.id);
@@ -145,5 +156,17 @@ describe('a served durable fleet whose replica dies mid-task', () => {
     // The same decisions again: the task has ended, and nothing is paid twice.
     await expect(rpc(a.deskUrl, 'acme', 'SendMessage', decisions)).rejects.toThrow(/has ended/);
     expect(existsSync(effects) && readFileSync(effects, 'utf8').trim().split('\n').length).toBe(1);
+  });
+
+  it('takes over a dead replica\'s task from ListTasks alone: the page shows it completed', async () => {
+    const [a, b] = fleet as [(typeof fleet)[0], (typeof fleet)[0]];
+    const held = models.hold('checker');
+    const task = await send(a.url, 'ref', 'currents');
+    await held;
+    await a.worker.kill('SIGKILL');
+    const listed = async () => ((await rpc(b.url, 'ref', 'ListTasks', { pageSize: 10 })).tasks as any[]).find((t) => t.id === task.id);
+    const done = await poll(listed, (t) => t?.status.state !== 'TASK_STATE_WORKING', { timeoutMs: 90_000, intervalMs: 500 });
+    expect(done.status.state).toBe('TASK_STATE_COMPLETED');
+    expect((await getTask(b.url, 'ref', task.id)).status.state).toBe('TASK_STATE_COMPLETED');
   });
 });
