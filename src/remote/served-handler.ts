@@ -193,15 +193,16 @@ export class ServedTasks {
     return t;
   }
 
+  /** This server takes over durable tasks whose replica died: it runs durable trees, on a store that can claim them. */
+  private get takesOver(): boolean {
+    return this.runner.durable && this.store.claim !== undefined;
+  }
+
   /**
    * A durable task whose replica died (its lease lapsed): claimed here, its tree recovered and
    * its answer filed by this replica. Another replica that claimed it first runs it; it is read
    * again, as one running there.
    */
-  private get takesOver(): boolean {
-    return this.runner.durable && this.store.claim !== undefined;
-  }
-
   private async takeOver(orphan: TaskRecord): Promise<ServedTask | undefined> {
     const claimed = await this.store.claim?.(orphan.id, orphan.owner);
     if (claimed === undefined) return this.stored(orphan.id, orphan.owner);
