@@ -5,12 +5,11 @@ import type { AgentResponse } from '../agent/agent-response.js';
 import { ConfigurationError } from '../core/errors.js';
 import { newRunId } from '../run/ids.js';
 import type { Decisions } from '../run/interruption.js';
-import { makeScope } from '../core/scope.js';
 import { silentLogger, type Logger } from '../observability/logger.js';
-import type { ChildStep, FrameData, StepSpan } from '../run/run-driver.js';
+import type { ChildStep, StepSpan } from '../run/run-driver.js';
 import type { SpanLink } from '../run/snapshot/run-snapshot.js';
 import { AgentRegistry, type DurableAgent } from './agent-registry.js';
-import type { CheckpointWatch, ChildInput, StepEngine } from './dbos-driver.js';
+import { treeOf, type CheckpointWatch, type ChildInput, type StepEngine } from './dbos-driver.js';
 import { loadDbos, type Dbos, type DbosClient, type DbosSdk, type WorkflowHandle } from './dbos-sdk.js';
 import { readDurableOptions, readRunOptions, type DurableEnqueueOptions, type DurableOptions, type DurableRunOptions } from './durable-options.js';
 import { launchOnce } from './dbos-launch.js';
@@ -20,6 +19,7 @@ import { ExecutorLease } from './executor-lease.js';
 import { spanLinkOf } from './recorded-frame.js';
 import { childWorkflowId, CHILD_WORKFLOW, readOutput, recordedStart, rootWorkflowId, ROOT_WORKFLOW } from './tree-records.js';
 import { resumeTree } from './tree-resume.js';
+import { rootFrameData } from './root-frame.js';
 import { systemDatabaseUrl } from './system-database-url.js';
 import { recoverTree, type TakeoverHost } from './tree-takeover.js';
 import { runChild, runRoot, type RootInput, type TreeHost, type TreeOutput } from './tree-runs.js';
@@ -190,8 +190,7 @@ class DurableRuntime implements Durable, TreeHost, StepEngine, TakeoverHost {
     if (typeof task !== 'string') throw new ConfigurationError(`durable run of "${agent}": the task must be a string.`);
     const { shape } = this.registry.root(agent);
     const runId = options.runId ?? newRunId();
-    const frame: FrameData = { runId, rootRunId: runId, parentRunId: null, depth: 0, ...(options.scope !== undefined ? { scope: makeScope(options.scope) } : {}), ...(options.deadline !== undefined ? { deadline: options.deadline } : {}) };
-    const input: RootInput = { agent, task, frame, parentSpan: spanLinkOf(otelContext.active()), shape, generation: 0 };
+    const input: RootInput = { agent, task, frame: rootFrameData(runId, options), parentSpan: spanLinkOf(otelContext.active()), shape, generation: 0 };
     const id = rootWorkflowId(runId, 0);
     if (queue === undefined) this.startedHere.add(id);
     try {
@@ -203,13 +202,13 @@ class DurableRuntime implements Durable, TreeHost, StepEngine, TakeoverHost {
   }
 
   startRoot(workflowID: string, input: RootInput, queueName: string | undefined): Promise<WorkflowHandle<TreeOutput>> {
-    return this.dbos.startWorkflow(this.rootWorkflow, { workflowID, queueName, workflowIDReusePolicy: 'reject', workflowAttributes: { rootRunId: input.frame.rootRunId } })(input);
+    return this.dbos.startWorkflow(this.rootWorkflow, { workflowID, queueName, workflowIDReusePolicy: 'reject', workflowAttributes: { rootRunId: input.frame.runId } })(input);
   }
 
   startChild(input: ChildInput): Promise<WorkflowHandle<ChildStep>> {
     const start = input.start;
     const workflowID = childWorkflowId(start.frame.runId, start.resume === undefined ? 0 : input.generation);
-    return this.dbos.startWorkflow(this.childWorkflow, { workflowID, queueName: this.options.childQueue, workflowAttributes: { rootRunId: start.frame.rootRunId } })(input);
+    return this.dbos.startWorkflow(this.childWorkflow, { workflowID, queueName: this.options.childQueue, workflowAttributes: { rootRunId: treeOf(input) } })(input);
   }
 
   /** The workflow id of the tree's latest run: its root's, or its latest resume's. */
@@ -273,9 +272,9 @@ class DurableRuntime implements Durable, TreeHost, StepEngine, TakeoverHost {
       const input = w.input?.[0] as RootInput | undefined;
       if (input === undefined) continue;
       try {
-        this.registry.checkShape(input.frame.rootRunId, input.agent, input.shape);
+        this.registry.checkShape(input.frame.runId, input.agent, input.shape);
       } catch (error) {
-        this.logger.warn({ err: error, root_run_id: input.frame.rootRunId }, 'an unfinished durable tree of another version of its agents is left for a worker of that version');
+        this.logger.warn({ err: error, root_run_id: input.frame.runId }, 'an unfinished durable tree of another version of its agents is left for a worker of that version');
       }
     }
   }

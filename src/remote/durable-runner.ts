@@ -1,6 +1,7 @@
 import { context as otelContext, ROOT_CONTEXT } from '@opentelemetry/api';
 import type { AgentResponse } from '../agent/agent-response.js';
 import type { SymfonicAgent } from '../agent/symfonic-agent.js';
+import type { RunLineage } from '../run/run-driver.js';
 import type { RunSnapshot } from '../run/snapshot/run-snapshot.js';
 import type { DurableTrees } from './durable-trees.js';
 import type { ServedOptions } from './served-run.js';
@@ -22,11 +23,23 @@ function rootRunIdOf(options: ServedOptions): string {
 }
 
 /**
+ * Where the wire placed a durable task's tree: under the caller's run, as runServed places an
+ * in-process one (root, parent, depth, ceiling); none for a caller outside any symfonic tree.
+ */
+export function servedLineage(options: ServedOptions): RunLineage | undefined {
+  if (options.parentRunId === undefined) return undefined;
+  if (options.rootRunId === undefined || options.agentDepth === undefined) throw new Error('a served placement with a parent run carries its root run id and depth (served-frame.ts places both)');
+  const lineage = { rootRunId: options.rootRunId, parentRunId: options.parentRunId, depth: options.agentDepth };
+  return options.maxAgentDepth === undefined ? lineage : { ...lineage, maxDepth: options.maxAgentDepth };
+}
+
+/**
  * The tasks run as trees of a `symfonic/durable` runtime: each task's tree under the task's root
  * run id, started in the request's trace context (its spans continue the caller's trace), its
  * spend settled by the runtime's ledger as its steps are made (nothing settles here). A pause's
  * decisions resume the recorded tree; a task whose replica died is recovered from its record and
- * its answer read, on whichever replica claimed it. A tree carries no run events across workers.
+ * its answer read, on whichever replica claimed it. The tree is placed in the caller's lineage
+ * (servedLineage). A tree carries no run events across workers.
  */
 export function durableRunner(trees: DurableTrees, name: string, agent: SymfonicAgent): TaskRunner {
   return {
@@ -35,7 +48,7 @@ export function durableRunner(trees: DurableTrees, name: string, agent: Symfonic
     stretch: (text, options, resume) => () => {
       const started = otelContext.with(options.parentContext ?? ROOT_CONTEXT, () =>
         resume === undefined
-          ? trees.run(name, text, { runId: rootRunIdOf(options), scope: options.scope, deadline: options.deadline })
+          ? trees.run(name, text, { runId: rootRunIdOf(options), scope: options.scope, deadline: options.deadline, lineage: servedLineage(options) })
           : trees.resume(rootRunIdOf(options), { decisions: resume.decisions }),
       );
       return started.then(asServed);

@@ -3,6 +3,7 @@ import type { Agent } from '../agent/simple-agent.js';
 import type { SymfonicAgent } from '../agent/symfonic-agent.js';
 import type { Scope } from '../core/scope.js';
 import type { Decisions } from '../run/interruption.js';
+import type { RunLineage } from '../run/run-driver.js';
 
 /** The brand a `symfonic/durable` runtime declares: how serveAgent tells it from an agent. */
 export const DURABLE_TREES = 'symfonic/durable';
@@ -18,7 +19,8 @@ export interface DurableTrees {
   readonly kind: typeof DURABLE_TREES;
   /** The agents this worker runs trees of, by name: one of them is the served agent. */
   readonly agents: ReadonlyMap<string, SymfonicAgent | Agent>;
-  run(agent: string, task: string, options: { runId: string; scope?: Scope; deadline?: number }): Promise<AgentResponse>;
+  /** `lineage` places the tree's root under the caller's run, as the wire placed the task: see DurableRunOptions.lineage. */
+  run(agent: string, task: string, options: { runId: string; scope?: Scope; deadline?: number; lineage?: RunLineage }): Promise<AgentResponse>;
   result(rootRunId: string): Promise<AgentResponse>;
   resume(rootRunId: string, options: { decisions: Decisions }): Promise<AgentResponse>;
   recover(rootRunId: string): Promise<void>;

@@ -8,7 +8,7 @@
 // and runs until it is killed. A principal is its bearer token, acting for tenants[token].
 import { appendFileSync } from 'node:fs';
 import { z } from 'zod';
-import { defineTool, MetricsCollector, SubAgent, SubAgentSpec, SymfonicAgent, TenantBudgets, openAICompatible } from '../../../dist/index.js';
+import { defineTool, FrameworkConfig, MetricsCollector, SubAgent, SubAgentSpec, SymfonicAgent, TenantBudgets, openAICompatible } from '../../../dist/index.js';
 import { RedisBudgetStore } from '../../../dist/budget/redis/redis-budget-store.js';
 import { startDurable } from '../../../dist/durable/index.js';
 import { RedisTaskStore, serveAgent } from '../../../dist/remote/index.js';
@@ -21,14 +21,18 @@ const limits = Object.fromEntries(Object.values(o.tenants).map((t) => [t, { maxT
 const collector = new MetricsCollector({ budgets: new TenantBudgets({ store: budgets, limits }) });
 const model = (name) => openAICompatible({ baseURL: o.modelUrl, model: name, apiKey: 'test-key', maxRetries: 0, headers: { 'x-worker': o.executorId } });
 
+// A ceiling of 3: the served tree (three deep) placed under a caller's root starts at depth 1.
+const config = new FrameworkConfig({ agent: { maxAgentDepth: 3 } });
 const researcher = new SymfonicAgent({
   name: 'researcher',
+  config,
   modelProvider: model('researcher'),
   metricsCollector: collector,
   subAgents: [new SubAgentSpec({ name: 'checker', description: 'Checks a fact.', modelProvider: model('checker') })],
 });
 const planner = new SymfonicAgent({
   name: 'planner',
+  config,
   modelProvider: model('planner'),
   metricsCollector: collector,
   subAgents: [new SubAgent({ name: 'researcher', agent: researcher, description: 'Researches.' })],

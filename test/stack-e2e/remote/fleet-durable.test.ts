@@ -14,6 +14,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisBudgetStore } from '../../../src/index.js';
+import { ATTR } from '../../../src/observability/attributes.js';
+import { USAGE_LINEAGE_EXTENSION } from '../../../src/remote/wire.js';
 import { modelServer, type ModelServer } from '../durable/model-server.js';
 import { stackDatabase } from '../durable/dbos-workers.js';
 import { forkWorker, type Worker } from '../redis/workers.js';
@@ -82,6 +84,26 @@ async function ledger(tenant: string) {
   }
 }
 
+/**
+ * The headers a symfonic caller, the root of its tree (depth 0), sends a remote child (remoteChild): its
+ * trace, the usage-lineage extension, and the baggage naming the served run's id, the caller's
+ * root and run, its depth.
+ */
+const fromCaller = (traceId: string, lineage: { runId: string; rootRunId: string; parentRunId: string }): Record<string, string> => ({
+  traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01`,
+  'a2a-extensions': USAGE_LINEAGE_EXTENSION,
+  baggage: `symfonic.run_id=${lineage.runId},symfonic.root_run_id=${lineage.rootRunId},symfonic.parent_run_id=${lineage.parentRunId},symfonic.agent_depth=0`,
+});
+type SpanRecord = { name: string; traceId: string; attributes: Record<string, unknown> };
+const agentSpans = (spans: SpanRecord[], runIdOfRoot: string) => {
+  const invoked = spans.filter((s) => s.attributes['gen_ai.operation.name'] === 'invoke_agent');
+  const root = invoked.find((s) => s.attributes[ATTR.runId] === runIdOfRoot)!;
+  const child = invoked.find((s) => s.attributes[ATTR.parentRunId] === runIdOfRoot)!;
+  return { root: root?.attributes, child: child?.attributes };
+};
+/** What an in-process served child of that caller carries: the caller's root, the caller as parent, one deeper (depth 1). */
+const lineageOf = (a: Record<string, unknown> | undefined) => a && { run: a[ATTR.runId], root: a[ATTR.rootRunId], parent: a[ATTR.parentRunId], depth: a[ATTR.agentDepth] };
+
 async function spansOf(worker: Worker): Promise<{ name: string; traceId: string; attributes: Record<string, unknown> }[]> {
   const reply = worker.next<{ spans: { name: string; traceId: string; attributes: Record<string, unknown> }[] }>('spans');
   worker.child.send({ type: 'spans' });
@@ -93,14 +115,20 @@ describe('a served durable fleet whose replica dies mid-task', () => {
     const [a, b] = fleet as [(typeof fleet)[0], (typeof fleet)[0]];
 
     // A task nobody kills, for what one task of this tree charges and answers.
-    const reference = await send(a.url, 'ref', 'tides');
+    const refLineage = { runId: uniqueName('served-ref'), rootRunId: uniqueName('caller-root'), parentRunId: uniqueName('caller-run') };
+    const reference = await send(a.url, 'ref', 'tides', fromCaller(randomBytes(16).toString('hex'), refLineage));
     const referenced = await poll(() => getTask(b.url, 'ref', reference.id), (t) => t.status.state === 'TASK_STATE_COMPLETED', { timeoutMs: 60_000 });
     expect(answerOf(referenced)).toBe('plan: research: checked (check research tides)');
+    // The served tree stands where an in-process served child of the caller would: under its run, in its tree, one deeper.
+    const first = agentSpans(await spansOf(a.worker), refLineage.runId);
+    expect(lineageOf(first.root)).toEqual({ run: refLineage.runId, root: refLineage.rootRunId, parent: refLineage.parentRunId, depth: 1 });
+    expect(lineageOf(first.child)).toMatchObject({ root: refLineage.rootRunId, parent: refLineage.runId, depth: 2 });
     const before = { planner: models.answered('planner'), researcher: models.answered('researcher'), checker: models.answered('checker'), checkerSeen: models.received('checker') };
 
     const traceId = randomBytes(16).toString('hex');
     const held = models.hold('checker');
-    const task = await send(a.url, 'acme', 'tides', { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` });
+    const callerLineage = { runId: uniqueName('served'), rootRunId: uniqueName('caller-root'), parentRunId: uniqueName('caller-run') };
+    const task = await send(a.url, 'acme', 'tides', fromCaller(traceId, callerLineage));
     await held;
     // The grandchild's call is in flight on replica 0; replica 1 reads the task working, and a client subscribes there.
     expect((await getTask(b.url, 'acme', task.id)).status.state).toBe('TASK_STATE_WORKING');
@@ -129,8 +157,11 @@ describe('a served durable fleet whose replica dies mid-task', () => {
     const spans = await spansOf(b.worker);
     const recovered = spans.filter((s) => s.attributes['gen_ai.operation.name'] === 'invoke_agent' && s.attributes['symfonic.run.recovered'] === true);
     expect(recovered.map((s) => s.attributes['gen_ai.agent.name']).sort()).toEqual(['planner', 'researcher']);
-    const root = recovered.find((s) => s.attributes['gen_ai.agent.name'] === 'planner')!.attributes['symfonic.root_run_id'];
-    const tree = spans.filter((s) => s.attributes['symfonic.root_run_id'] === root);
+    // Recovered from the workflow's input, the tree stands in the caller's lineage as its first run did.
+    const placed = agentSpans(recovered, callerLineage.runId);
+    expect(lineageOf(placed.root)).toEqual({ run: callerLineage.runId, root: callerLineage.rootRunId, parent: callerLineage.parentRunId, depth: 1 });
+    expect(lineageOf(placed.child)).toMatchObject({ root: callerLineage.rootRunId, parent: callerLineage.runId, depth: 2 });
+    const tree = spans.filter((s) => s.attributes[ATTR.rootRunId] === callerLineage.rootRunId);
     expect(tree.map((s) => s.attributes['gen_ai.agent.name']).filter((n) => n !== undefined)).toContain('checker');
     expect(new Set(tree.map((s) => s.traceId))).toEqual(new Set([traceId]));
 
