@@ -22,6 +22,7 @@ import { resumeTree } from './tree-resume.js';
 import { rootFrameData } from './root-frame.js';
 import { systemDatabaseUrl } from './system-database-url.js';
 import { recoverTree, type TakeoverHost } from './tree-takeover.js';
+import { cancelledTree, cancelTree, LocalRuns, type CancelHost } from './tree-cancel.js';
 import { runChild, runRoot, type RootInput, type TreeHost, type TreeOutput } from './tree-runs.js';
 
 /** A worker of durable trees: see startDurable. */
@@ -48,6 +49,14 @@ export interface Durable {
    * Refused, saying what changed, when this worker's agents differ.
    */
   recover(rootRunId: string): Promise<void>;
+  /**
+   * Cancels the tree with this root run id, wherever its workflows run: none of its unfinished
+   * runs records an output or is recovered after this; its runs in this worker stop at once (an
+   * in-flight call aborted, what it spent settled) and have ended when this answers; a worker
+   * elsewhere stops its part at its next step. A caller waiting on the tree's answer is rejected
+   * with a DurableRunError named AbortError. A finished tree is left as it is.
+   */
+  cancel(rootRunId: string): Promise<void>;
   /** Stops taking and recording work; trees under way stay recorded, for this executor id to finish. */
   shutdown(): Promise<void>;
 }
@@ -76,7 +85,7 @@ export async function startDurable(options: DurableOptions): Promise<Durable> {
   return runtime;
 }
 
-class DurableRuntime implements Durable, TreeHost, StepEngine, TakeoverHost {
+class DurableRuntime implements Durable, TreeHost, StepEngine, TakeoverHost, CancelHost {
   readonly kind = 'symfonic/durable' as const;
   readonly agents: ReadonlyMap<string, DurableAgent>;
   readonly executorId: string;
@@ -95,6 +104,8 @@ class DurableRuntime implements Durable, TreeHost, StepEngine, TakeoverHost {
   private readonly waiters = new Map<string, Set<(error: Error) => void>>();
   /** Root workflows this worker started fresh: their span starts where the caller's is, nothing recorded to look up. */
   private readonly startedHere = new Set<string>();
+  /** This worker's runs of each tree: what a cancel stops here. */
+  readonly runs = new LocalRuns();
   /** This worker's executor lock, held while it lives (taken at launch): see ExecutorLease. */
   lease!: ExecutorLease;
 
@@ -167,6 +178,10 @@ class DurableRuntime implements Durable, TreeHost, StepEngine, TakeoverHost {
   async resume<T>(rootRunId: string, options: { decisions: Decisions }): Promise<AgentResponse<T>> {
     const handle = await resumeTree(this, rootRunId, options);
     return readOutput(rootRunId, await this.whileRecorded(rootRunId, handle.getResult({ pollingIntervalMs: 100 }))) as AgentResponse<T>;
+  }
+
+  cancel(rootRunId: string): Promise<void> {
+    return cancelTree(this, rootRunId).catch((error: unknown) => Promise.reject(launchError(this.address, this.options.systemDatabaseUrl, error, false)));
   }
 
   recover(rootRunId: string): Promise<void> {
@@ -243,7 +258,7 @@ class DurableRuntime implements Durable, TreeHost, StepEngine, TakeoverHost {
       set.delete(stop);
       if (set.size === 0 && this.waiters.get(rootRunId) === set) this.waiters.delete(rootRunId);
     };
-    return Promise.race([answer, stalled]).finally(done);
+    return Promise.race([answer, stalled]).catch((error: unknown) => Promise.reject(cancelledTree(rootRunId, error))).finally(done);
   }
 
   private stalled(step: string, rootRunId: string): void {

@@ -1,5 +1,6 @@
 import { context as otelContext, ROOT_CONTEXT } from '@opentelemetry/api';
 import type { AgentResponse } from '../agent/agent-response.js';
+import { AbortError } from '../core/errors.js';
 import type { SymfonicAgent } from '../agent/symfonic-agent.js';
 import type { RunLineage } from '../run/run-driver.js';
 import type { RunSnapshot } from '../run/snapshot/run-snapshot.js';
@@ -34,6 +35,27 @@ export function servedLineage(options: ServedOptions): RunLineage | undefined {
 }
 
 /**
+ * A stretch of a durable task, stopped by CancelTask: the tree is cancelled (durable.cancel) when
+ * the task's signal aborts for a cancel — a hang-up or the server closing does not abort a
+ * durable task's signal, and its deadline is the tree's own — and the stretch ends once the tree
+ * has stopped, so the task files `canceled` after what the tree spent has settled.
+ */
+function cancellable(trees: DurableTrees, runId: string, signal: AbortSignal, stretch: () => Promise<AgentResponse>): Promise<AgentResponse> {
+  let cancelled: Promise<void> | undefined;
+  const onAbort = () => {
+    if (signal.reason instanceof AbortError) cancelled = trees.cancel(runId);
+  };
+  signal.addEventListener('abort', onAbort, { once: true });
+  const answer = stretch();
+  return answer
+    .catch(async (error: unknown) => {
+      await cancelled;
+      throw error;
+    })
+    .finally(() => signal.removeEventListener('abort', onAbort));
+}
+
+/**
  * The tasks run as trees of a `symfonic/durable` runtime: each task's tree under the task's root
  * run id, started in the request's trace context (its spans continue the caller's trace), its
  * spend settled by the runtime's ledger as its steps are made (nothing settles here). A pause's
@@ -45,18 +67,18 @@ export function durableRunner(trees: DurableTrees, name: string, agent: Symfonic
   return {
     agent,
     durable: true,
-    stretch: (text, options, resume) => () => {
-      const started = otelContext.with(options.parentContext ?? ROOT_CONTEXT, () =>
+    stretch: (text, options, resume) => (signal) => {
+      const runId = rootRunIdOf(options);
+      const started = () => otelContext.with(options.parentContext ?? ROOT_CONTEXT, () =>
         resume === undefined
-          ? trees.run(name, text, { runId: rootRunIdOf(options), scope: options.scope, deadline: options.deadline, lineage: servedLineage(options) })
-          : trees.resume(rootRunIdOf(options), { decisions: resume.decisions }),
+          ? trees.run(name, text, { runId, scope: options.scope, deadline: options.deadline, lineage: servedLineage(options) })
+          : trees.resume(runId, { decisions: resume.decisions }),
       );
-      return started.then(asServed);
+      return cancellable(trees, runId, signal, started).then(asServed);
     },
-    takeOver: (task) => async () => {
+    takeOver: (task) => (signal) => {
       const runId = rootRunIdOf(task.placement);
-      await trees.recover(runId);
-      return asServed(await trees.result(runId));
+      return cancellable(trees, runId, signal, async () => (await trees.recover(runId), trees.result(runId))).then(asServed);
     },
   };
 }

@@ -10,8 +10,8 @@ export const DURABLE_TREES = 'symfonic/durable';
 
 /**
  * What `serveAgent` needs of a `symfonic/durable` runtime to serve its trees as A2A tasks: its
- * agents, a tree started under the task's root run id, resumed with a person's decisions, and
- * taken over (then read) by another replica when the one running it died. The runtime
+ * agents, a tree started under the task's root run id, resumed with a person's decisions,
+ * taken over (then read) by another replica when the one running it died, and cancelled. The runtime
  * (`startDurable`'s `Durable`) implements it and declares `kind`; the remote layer never imports
  * `src/durable/`.
  */
@@ -24,6 +24,8 @@ export interface DurableTrees {
   result(rootRunId: string): Promise<AgentResponse>;
   resume(rootRunId: string, options: { decisions: Decisions }): Promise<AgentResponse>;
   recover(rootRunId: string): Promise<void>;
+  /** Stops the tree wherever it runs; its runs here have ended when it answers (see Durable.cancel). */
+  cancel(rootRunId: string): Promise<void>;
 }
 
 /** Whether `v` declares itself a durable runtime (its brand, not its methods). */

@@ -259,7 +259,6 @@ export class ServedTasks {
   /** Aborts the served tree and answers once it has ended: its spans closed, its reservations released, its spend in the task. */
   async cancel(id: string, req: ServedRequest): Promise<Json> {
     const task = await this.find(id, req);
-    if (task.durable && !task.settled) throw new A2AProblem(RPC_CODE.taskNotCancelable, `task ${id} is a durable tree, which runs to its end wherever it is: it cannot be cancelled while it works (a paused one can)`);
     // A paused task rebuilt from a record is taken up as a resumed one is: its store files its end.
     if (this.rebuilt.has(task)) await this.store.resumed(task);
     if (!task.cancel()) throw new A2AProblem(RPC_CODE.taskNotCancelable, `task ${id} has already ended`);

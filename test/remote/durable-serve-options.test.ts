@@ -20,7 +20,7 @@ const notCalled = () => Promise.reject(new Error('a validation test runs no tree
 
 /** A runtime's declared shape with the agents given; its trees are never run here. */
 function runtime(agents: (SymfonicAgent | Agent)[]): DurableTrees {
-  return { kind: 'symfonic/durable', agents: new Map(agents.map((a) => [a.name, a])), run: notCalled, result: notCalled, resume: notCalled, recover: notCalled };
+  return { kind: 'symfonic/durable', agents: new Map(agents.map((a) => [a.name, a])), run: notCalled, result: notCalled, resume: notCalled, recover: notCalled, cancel: notCalled };
 }
 
 const stores: RedisTaskStore[] = [];

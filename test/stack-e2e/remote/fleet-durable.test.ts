@@ -189,6 +189,31 @@ describe('a served durable fleet whose replica dies mid-task', () => {
     expect(existsSync(effects) && readFileSync(effects, 'utf8').trim().split('\n').length).toBe(1);
   });
 
+  it('cancels a running durable task from the other replica: canceled once its tree stopped, what it spent settled, never finished later', async () => {
+    const [a, b] = fleet as [(typeof fleet)[0], (typeof fleet)[0]];
+    const spentBefore = (await ledger(tenants.ref)).spent.tokens;
+    const tokensBefore = models.answeredTokens();
+    // The grandchild's call is held, never answered: the tree stops only if the cancel reaches the call in flight.
+    const held = models.hold('checker');
+    const task = await send(a.url, 'ref', 'eddies');
+    await held;
+    const cancelled = await rpc(b.url, 'ref', 'CancelTask', { id: task.id });
+    expect(cancelled.status.state).toBe('TASK_STATE_CANCELED');
+    // Settled when the cancel answered: nothing reserved, the ledger charged exactly the calls that answered.
+    const usage = await ledger(tenants.ref);
+    expect(usage.reserved.tokens).toBe(0);
+    expect(usage.spent.tokens - spentBefore).toBe(models.answeredTokens() - tokensBefore);
+    expect(models.answeredTokens() - tokensBefore).toBeGreaterThan(0);
+    // Both replicas read it canceled; a second cancel is refused as for any ended task.
+    expect((await getTask(a.url, 'ref', task.id)).status.state).toBe('TASK_STATE_CANCELED');
+    await expect(rpc(a.url, 'ref', 'CancelTask', { id: task.id })).rejects.toThrow(/-32002|has already ended/);
+    // Its tree stays stopped: no call of it is made again on either replica.
+    const checkerCalls = models.received('checker');
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(models.received('checker')).toBe(checkerCalls);
+    expect((await getTask(b.url, 'ref', task.id)).status.state).toBe('TASK_STATE_CANCELED');
+  });
+
   it('takes over a dead replica\'s task from ListTasks alone: the page shows it completed', async () => {
     const [a, b] = fleet as [(typeof fleet)[0], (typeof fleet)[0]];
     const held = models.hold('checker');
