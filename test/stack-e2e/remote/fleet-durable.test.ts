@@ -68,12 +68,16 @@ const send = async (url: string, who: string, text: string, headers: Record<stri
 const getTask = (url: string, who: string, id: string) => rpc(url, who, 'GetTask', { id });
 const answerOf = (task: any): string | undefined => task.artifacts?.[0]?.parts?.[0]?.text;
 
-/** SubscribeToTask's results, read to the stream's end. */
-async function subscribe(url: string, who: string, id: string): Promise<any[]> {
-  const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${who}` }, body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: 'SubscribeToTask', params: { id } }) });
+/** A streaming method's results (SubscribeToTask, SendStreamingMessage), read to the stream's end. */
+async function streamed(url: string, who: string, method: string, params: object, headers: Record<string, string> = {}): Promise<any[]> {
+  const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${who}`, ...headers }, body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params }) });
   const lines = (await r.text()).split('\n').filter((l) => l.startsWith('data:'));
   return lines.map((l) => JSON.parse(l.slice(5))).map((m) => m.result ?? m.error);
 }
+const subscribe = (url: string, who: string, id: string) => streamed(url, who, 'SubscribeToTask', { id });
+/** What each streamed result is: the task, a status (its state), an artifact (its text). */
+const kinds = (results: any[]) =>
+  results.map((r) => (r.task ? 'task' : r.statusUpdate ? r.statusUpdate.status.state : r.artifactUpdate ? `artifact: ${r.artifactUpdate.artifact.parts[0].text}` : JSON.stringify(r)));
 
 async function ledger(tenant: string) {
   const store = new RedisBudgetStore({ redis: redisUrl(), keyPrefix: budgetPrefix });
@@ -146,7 +150,7 @@ describe('a served durable fleet whose replica dies mid-task', () => {
 
     // The subscription on replica 1 followed the task to its end.
     const events = await subscribed;
-    expect(events.at(-1)?.statusUpdate?.status?.state).toBe('TASK_STATE_COMPLETED');
+    expect(kinds(events).slice(-2)).toEqual(['artifact: plan: research: checked (check research tides)', 'TASK_STATE_COMPLETED']);
     // The killed replica, started again, reads the same.
     const again = (fleet[0] = await replica('replica-0'));
     const read = await getTask(again.url, 'acme', task.id);
@@ -212,6 +216,14 @@ describe('a served durable fleet whose replica dies mid-task', () => {
     await new Promise((r) => setTimeout(r, 1500));
     expect(models.received('checker')).toBe(checkerCalls);
     expect((await getTask(b.url, 'ref', task.id)).status.state).toBe('TASK_STATE_CANCELED');
+  });
+
+  it('streams a durable task sent with SendStreamingMessage: its status transitions and its answer; its run events do not cross DBOS workers', async () => {
+    const [, b] = fleet as [(typeof fleet)[0], (typeof fleet)[0]];
+    const message = { messageId: `m-${nextId++}`, role: 'ROLE_USER', parts: [{ text: 'tides' }] };
+    // A caller that activates the extension and asks for the tree's run events (tool calls, child starts).
+    const results = await streamed(b.url, 'ref', 'SendStreamingMessage', { message, metadata: { [USAGE_LINEAGE_EXTENSION]: { events: true } } }, { 'a2a-extensions': USAGE_LINEAGE_EXTENSION });
+    expect(kinds(results)).toEqual(['task', 'TASK_STATE_WORKING', 'artifact: plan: research: checked (check research tides)', 'TASK_STATE_COMPLETED']);
   });
 
   it('takes over a dead replica\'s task from ListTasks alone: the page shows it completed', async () => {
