@@ -15,6 +15,8 @@ export type DurableAgent = SymfonicAgent | Agent;
  */
 export class AgentRegistry {
   private readonly agents = new Map<string, { child: Child; shape: TreeShape }>();
+  /** The agents as given, by name: what a served fleet (serveAgent) serves one of. */
+  readonly byName = new Map<string, DurableAgent>();
   /** Names this worker's set of trees: DBOS runs and recovers a workflow only on workers of its version. */
   readonly version: string;
 
@@ -26,6 +28,7 @@ export class AgentRegistry {
       }
       if (this.agents.has(child.name)) throw new ConfigurationError(`startDurable: two agents are named "${child.name}"; a durable tree finds its agent by name, so each name must be one agent.`);
       this.agents.set(child.name, { child, shape: treeShape(child.name, agent) });
+      this.byName.set(child.name, agent);
     }
     this.version = shapeVersion([...this.agents.values()].map((a) => a.shape));
   }

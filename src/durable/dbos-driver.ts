@@ -12,6 +12,7 @@ export interface DriverPlace {
   readonly path: readonly string[];
   /** Which run of the tree this is: 0 the first, n its n-th resume. */
   readonly generation: number;
+  /** The tree's root run id: its root run's own id, which names its workflows (its lineage root may be a caller's). */
   readonly rootRunId: string;
 }
 
@@ -22,6 +23,13 @@ export interface ChildInput {
   readonly path: readonly string[];
   readonly generation: number;
   readonly start: ChildStart;
+  /** The tree's root run id (DriverPlace's); absent in a record written before trees could be placed under a caller. */
+  readonly tree?: string;
+}
+
+/** The tree a child workflow is of: what its attributes and its steps' watch name it by. */
+export function treeOf(input: ChildInput): string {
+  return input.tree ?? input.start.frame.rootRunId;
 }
 
 /** What the driver needs of the engine: DBOS, the child workflow, and the checkpoint watch. */
@@ -75,7 +83,7 @@ export class DbosDriver implements RunDriver {
 
   /** The child's workflow is started, and its result read in a step of this run's: a read back result says the child's work is done. */
   child(_key: StepKey, start: ChildStart): Promise<Recorded<ChildStep>> {
-    const input: ChildInput = { root: this.place.root, path: [...this.place.path, start.agent], generation: this.place.generation, start };
+    const input: ChildInput = { root: this.place.root, path: [...this.place.path, start.agent], generation: this.place.generation, start, tree: this.place.rootRunId };
     let started: Promise<WorkflowHandle<ChildStep>>;
     try {
       this.inWorkflow(`child:${start.frame.runId}`);

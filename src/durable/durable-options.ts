@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { MetricsCollector } from '../accounting/metrics-collector.js';
 import { ConfigurationError } from '../core/errors.js';
-import { ID_PATTERN, ID_RULE } from '../run/ids.js';
+import { ID_PATTERN, ID_RULE, sameIdProblem } from '../run/ids.js';
+import type { RunLineage } from '../run/run-driver.js';
 import type { Scope } from '../core/scope.js';
 import { isLogger, type Logger } from '../observability/logger.js';
 import type { DurableAgent } from './agent-registry.js';
@@ -46,6 +47,13 @@ export interface DurableRunOptions {
   runId?: string;
   /** Epoch ms by which the tree must be over. */
   deadline?: number;
+  /**
+   * Places the tree's root under a caller's run (a served task of a caller's tree, say): its
+   * root_run_id and parent_run_id the caller's, its depth (the caller's plus one) and ceiling.
+   * Recorded with the tree, so a worker that recovers it places it the same. Absent: the tree is
+   * a root of its own. Either way `runId` names the tree (result, resume, recover take it).
+   */
+  lineage?: RunLineage;
 }
 
 export interface DurableEnqueueOptions extends DurableRunOptions {
@@ -90,21 +98,36 @@ export function readDurableOptions(options: DurableOptions): DurableOptions {
   return options;
 }
 
+const lineageSchema = z
+  .object({
+    rootRunId: z.string().regex(ID_PATTERN, `must be ${ID_RULE}`),
+    parentRunId: z.string().regex(ID_PATTERN, `must be ${ID_RULE}`),
+    depth: z.number().int().min(1, 'a run placed under a caller is at least one deeper than its root (depth 1)').max(1000),
+    maxDepth: z.number().int().min(0).max(1000).optional(),
+  })
+  .strict();
+
 const runSchema = z
   .object({
     scope: z.unknown().optional(),
     runId: z.string().regex(ID_PATTERN, `must be ${ID_RULE}`).optional(),
     deadline: z.number().int().positive().optional(),
+    lineage: lineageSchema.optional(),
   })
   .strict();
+
+const LINEAGE_EXAMPLE = "Example: durable.run('planner', task, { scope: { tenantId: 'acme' }, runId, lineage: { rootRunId: callerRootRunId, parentRunId: callerRunId, depth: callerDepth + 1 } }).";
 
 /** Validates a run's options (an enqueue's too, given the queues it may name). */
 export function readRunOptions(what: string, options: unknown, queues?: readonly string[]): DurableEnqueueOptions | DurableRunOptions {
   if (options === undefined && queues === undefined) return {};
-  if (typeof options !== 'object' || options === null) throw new ConfigurationError(`durable ${what}: options must be an object ({ scope?, runId?, deadline?${queues ? ', queue' : ''} }).`);
+  if (typeof options !== 'object' || options === null) throw new ConfigurationError(`durable ${what}: options must be an object ({ scope?, runId?, deadline?, lineage?${queues ? ', queue' : ''} }).`);
   const schema = queues === undefined ? runSchema : runSchema.extend({ queue: z.string() });
   const parsed = schema.safeParse(options);
-  if (!parsed.success) throw new ConfigurationError(`invalid durable ${what} options: ${z.prettifyError(parsed.error)}.`);
+  if (!parsed.success) throw new ConfigurationError(`invalid durable ${what} options: ${z.prettifyError(parsed.error)}. ${LINEAGE_EXAMPLE}`);
+  const o = options as DurableRunOptions;
+  const same = sameIdProblem(o.runId, o.lineage?.parentRunId, 'runId and lineage.parentRunId');
+  if (same !== undefined) throw new ConfigurationError(`durable ${what}: ${same}: give the tree's root a run id of its own (or none). ${LINEAGE_EXAMPLE}`);
   const queue = (options as { queue?: string }).queue;
   if (queues !== undefined && !queues.includes(queue!)) throw new ConfigurationError(`durable enqueue: queue "${queue}" is not one of this worker's queues (${queues.map((q) => `"${q}"`).join(', ') || 'none'}).`);
   return options as DurableRunOptions;

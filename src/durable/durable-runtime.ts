@@ -5,26 +5,32 @@ import type { AgentResponse } from '../agent/agent-response.js';
 import { ConfigurationError } from '../core/errors.js';
 import { newRunId } from '../run/ids.js';
 import type { Decisions } from '../run/interruption.js';
-import { makeScope } from '../core/scope.js';
 import { silentLogger, type Logger } from '../observability/logger.js';
-import type { ChildStep, FrameData, StepSpan } from '../run/run-driver.js';
+import type { ChildStep, StepSpan } from '../run/run-driver.js';
 import type { SpanLink } from '../run/snapshot/run-snapshot.js';
-import { AgentRegistry } from './agent-registry.js';
-import type { CheckpointWatch, ChildInput, StepEngine } from './dbos-driver.js';
+import { AgentRegistry, type DurableAgent } from './agent-registry.js';
+import { treeOf, type CheckpointWatch, type ChildInput, type StepEngine } from './dbos-driver.js';
 import { loadDbos, type Dbos, type DbosClient, type DbosSdk, type WorkflowHandle } from './dbos-sdk.js';
 import { readDurableOptions, readRunOptions, type DurableEnqueueOptions, type DurableOptions, type DurableRunOptions } from './durable-options.js';
 import { launchOnce } from './dbos-launch.js';
+import { StepWatch } from './step-watch.js';
 import { dbosLogger, launchError, maskedAddress, stallError } from './engine-faults.js';
 import { ExecutorLease } from './executor-lease.js';
 import { spanLinkOf } from './recorded-frame.js';
 import { childWorkflowId, CHILD_WORKFLOW, readOutput, recordedStart, rootWorkflowId, ROOT_WORKFLOW } from './tree-records.js';
 import { resumeTree } from './tree-resume.js';
+import { rootFrameData } from './root-frame.js';
 import { systemDatabaseUrl } from './system-database-url.js';
 import { recoverTree, type TakeoverHost } from './tree-takeover.js';
+import { cancelledTree, cancelTree, LocalRuns, type CancelHost } from './tree-cancel.js';
 import { runChild, runRoot, type RootInput, type TreeHost, type TreeOutput } from './tree-runs.js';
 
 /** A worker of durable trees: see startDurable. */
 export interface Durable {
+  /** Declares this a durable runtime: what serveAgent(durable, { tasks }) tells it from an agent by. */
+  readonly kind: 'symfonic/durable';
+  /** The agents this worker runs trees of, by name. */
+  readonly agents: ReadonlyMap<string, DurableAgent>;
   /** This worker's name: started again under it, it finishes the trees it left unfinished. */
   readonly executorId: string;
   /** The version of the agents it runs (their tree shapes): it runs and recovers only trees recorded by the same. */
@@ -43,6 +49,14 @@ export interface Durable {
    * Refused, saying what changed, when this worker's agents differ.
    */
   recover(rootRunId: string): Promise<void>;
+  /**
+   * Cancels the tree with this root run id, wherever its workflows run: none of its unfinished
+   * runs records an output or is recovered after this; its runs in this worker stop at once (an
+   * in-flight call aborted, what it spent settled) and have ended when this answers; a worker
+   * elsewhere stops its part at its next step. A caller waiting on the tree's answer is rejected
+   * with a DurableRunError named AbortError. A finished tree is left as it is.
+   */
+  cancel(rootRunId: string): Promise<void>;
   /** Stops taking and recording work; trees under way stay recorded, for this executor id to finish. */
   shutdown(): Promise<void>;
 }
@@ -71,7 +85,9 @@ export async function startDurable(options: DurableOptions): Promise<Durable> {
   return runtime;
 }
 
-class DurableRuntime implements Durable, TreeHost, StepEngine, TakeoverHost {
+class DurableRuntime implements Durable, TreeHost, StepEngine, TakeoverHost, CancelHost {
+  readonly kind = 'symfonic/durable' as const;
+  readonly agents: ReadonlyMap<string, DurableAgent>;
   readonly executorId: string;
   readonly version: string;
   readonly accounting: Accounting;
@@ -88,6 +104,8 @@ class DurableRuntime implements Durable, TreeHost, StepEngine, TakeoverHost {
   private readonly waiters = new Map<string, Set<(error: Error) => void>>();
   /** Root workflows this worker started fresh: their span starts where the caller's is, nothing recorded to look up. */
   private readonly startedHere = new Set<string>();
+  /** This worker's runs of each tree: what a cancel stops here. */
+  readonly runs = new LocalRuns();
   /** This worker's executor lock, held while it lives (taken at launch): see ExecutorLease. */
   lease!: ExecutorLease;
 
@@ -98,6 +116,7 @@ class DurableRuntime implements Durable, TreeHost, StepEngine, TakeoverHost {
   ) {
     this.executorId = options.executorId ?? 'symfonic-worker';
     this.version = registry.version;
+    this.agents = registry.byName;
     this.logger = (options.logger ?? silentLogger).child({ component: 'symfonic/durable', executor_id: this.executorId });
     this.address = maskedAddress(options.systemDatabaseUrl);
     this.accounting = options.metricsCollector ?? new MetricsCollector();
@@ -161,6 +180,10 @@ class DurableRuntime implements Durable, TreeHost, StepEngine, TakeoverHost {
     return readOutput(rootRunId, await this.whileRecorded(rootRunId, handle.getResult({ pollingIntervalMs: 100 }))) as AgentResponse<T>;
   }
 
+  cancel(rootRunId: string): Promise<void> {
+    return cancelTree(this, rootRunId).catch((error: unknown) => Promise.reject(launchError(this.address, this.options.systemDatabaseUrl, error, false)));
+  }
+
   recover(rootRunId: string): Promise<void> {
     return recoverTree(this, rootRunId).catch((error: unknown) => {
       throw launchError(this.address, this.options.systemDatabaseUrl, error, false);
@@ -182,8 +205,7 @@ class DurableRuntime implements Durable, TreeHost, StepEngine, TakeoverHost {
     if (typeof task !== 'string') throw new ConfigurationError(`durable run of "${agent}": the task must be a string.`);
     const { shape } = this.registry.root(agent);
     const runId = options.runId ?? newRunId();
-    const frame: FrameData = { runId, rootRunId: runId, parentRunId: null, depth: 0, ...(options.scope !== undefined ? { scope: makeScope(options.scope) } : {}), ...(options.deadline !== undefined ? { deadline: options.deadline } : {}) };
-    const input: RootInput = { agent, task, frame, parentSpan: spanLinkOf(otelContext.active()), shape, generation: 0 };
+    const input: RootInput = { agent, task, frame: rootFrameData(runId, options), parentSpan: spanLinkOf(otelContext.active()), shape, generation: 0 };
     const id = rootWorkflowId(runId, 0);
     if (queue === undefined) this.startedHere.add(id);
     try {
@@ -195,13 +217,13 @@ class DurableRuntime implements Durable, TreeHost, StepEngine, TakeoverHost {
   }
 
   startRoot(workflowID: string, input: RootInput, queueName: string | undefined): Promise<WorkflowHandle<TreeOutput>> {
-    return this.dbos.startWorkflow(this.rootWorkflow, { workflowID, queueName, workflowIDReusePolicy: 'reject', workflowAttributes: { rootRunId: input.frame.rootRunId } })(input);
+    return this.dbos.startWorkflow(this.rootWorkflow, { workflowID, queueName, workflowIDReusePolicy: 'reject', workflowAttributes: { rootRunId: input.frame.runId } })(input);
   }
 
   startChild(input: ChildInput): Promise<WorkflowHandle<ChildStep>> {
     const start = input.start;
     const workflowID = childWorkflowId(start.frame.runId, start.resume === undefined ? 0 : input.generation);
-    return this.dbos.startWorkflow(this.childWorkflow, { workflowID, queueName: this.options.childQueue, workflowAttributes: { rootRunId: start.frame.rootRunId } })(input);
+    return this.dbos.startWorkflow(this.childWorkflow, { workflowID, queueName: this.options.childQueue, workflowAttributes: { rootRunId: treeOf(input) } })(input);
   }
 
   /** The workflow id of the tree's latest run: its root's, or its latest resume's. */
@@ -236,7 +258,7 @@ class DurableRuntime implements Durable, TreeHost, StepEngine, TakeoverHost {
       set.delete(stop);
       if (set.size === 0 && this.waiters.get(rootRunId) === set) this.waiters.delete(rootRunId);
     };
-    return Promise.race([answer, stalled]).finally(done);
+    return Promise.race([answer, stalled]).catch((error: unknown) => Promise.reject(cancelledTree(rootRunId, error))).finally(done);
   }
 
   private stalled(step: string, rootRunId: string): void {
@@ -265,36 +287,10 @@ class DurableRuntime implements Durable, TreeHost, StepEngine, TakeoverHost {
       const input = w.input?.[0] as RootInput | undefined;
       if (input === undefined) continue;
       try {
-        this.registry.checkShape(input.frame.rootRunId, input.agent, input.shape);
+        this.registry.checkShape(input.frame.runId, input.agent, input.shape);
       } catch (error) {
-        this.logger.warn({ err: error, root_run_id: input.frame.rootRunId }, 'an unfinished durable tree of another version of its agents is left for a worker of that version');
+        this.logger.warn({ err: error, root_run_id: input.frame.runId }, 'an unfinished durable tree of another version of its agents is left for a worker of that version');
       }
     }
-  }
-}
-
-/** The time a step's record may take, not counting its body: a stall is the database's, not the model's. */
-class StepWatch implements CheckpointWatch {
-  private timer: NodeJS.Timeout | undefined;
-
-  constructor(
-    private readonly limitMs: number,
-    private readonly onStall: () => void,
-  ) {
-    this.resume();
-  }
-
-  pause(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-  }
-
-  resume(): void {
-    this.timer = setTimeout(this.onStall, this.limitMs);
-    this.timer.unref();
-  }
-
-  stop(): void {
-    this.pause();
   }
 }

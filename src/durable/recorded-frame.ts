@@ -10,7 +10,8 @@ import type { SpanLink } from '../run/snapshot/run-snapshot.js';
  * (so a recovered run's spans join the tree's trace). Nothing of the process that recorded it.
  */
 export function openFrame(data: FrameData, parent: SpanLink | null): { frame: RunFrame; owned: OwnedSignal } {
-  const owned = rootSignal(undefined, data.deadline);
+  // Abortable: a cancel of its tree stops it here at once (tree-cancel.ts).
+  const owned = rootSignal(undefined, data.deadline, true);
   // Recorded runs are placed through the child door only: each can be resumed.
   const frame = frameFromData(data, { signal: owned.signal, traceContext: contextUnder(parent), askUser: undefined, events: undefined });
   return { frame, owned };

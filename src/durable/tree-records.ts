@@ -40,7 +40,7 @@ export async function recordedStart(dbos: Dbos, id: string, input: RootInput, st
     const recorded = was?.input?.[0] as RootInput | undefined;
     if (recorded !== undefined && sameStart(recorded, input)) return dbos.retrieveWorkflow<TreeOutput>(id);
     throw new ConfigurationError(
-      `run id "${input.frame.rootRunId}" names a durable tree already recorded ${recorded === undefined ? 'by another workflow' : `for agent "${recorded.agent}" with another task or tenant`}: ` +
+      `run id "${input.frame.runId}" names a durable tree already recorded ${recorded === undefined ? 'by another workflow' : `for agent "${recorded.agent}" with another task or tenant`}: ` +
         `one id, one tree. Pass a fresh runId (or none), or the same agent, task and scope to read that tree's answer.`,
     );
   }

@@ -7,9 +7,10 @@ import { failureOf, outcomeData } from '../delegation/child-record.js';
 import type { ChildFailure, ChildStep, FrameData } from '../run/run-driver.js';
 import { SNAPSHOT_VERSION, type SpanLink, type SuspendedRun } from '../run/snapshot/run-snapshot.js';
 import type { AgentRegistry } from './agent-registry.js';
-import { DbosDriver, type ChildInput, type StepEngine } from './dbos-driver.js';
+import { DbosDriver, treeOf, type ChildInput, type StepEngine } from './dbos-driver.js';
 import { openFrame } from './recorded-frame.js';
 import { treeMemory } from './tree-session.js';
+import type { LocalRuns } from './tree-cancel.js';
 import type { TreeShape } from './tree-shape.js';
 
 /** A root workflow's input: the tree's first run, or one of its resumes. */
@@ -35,6 +36,8 @@ export interface TreeHost {
   readonly engine: StepEngine;
   /** The ledger of runs whose agent has none of its own. */
   readonly accounting: Accounting;
+  /** This worker's runs of each tree, which a cancel stops. */
+  readonly runs: LocalRuns;
   /** The run span an earlier execution of this root's workflow recorded steps under; null when none did. */
   recordedRunSpan(workflowId: string, rootInput: RootInput): Promise<SpanLink | null>;
 }
@@ -46,12 +49,15 @@ export interface TreeHost {
  */
 export async function runRoot(host: TreeHost, input: RootInput, workflowId: string): Promise<TreeOutput> {
   let owned: OwnedSignal | undefined;
+  let ended: (() => void) | undefined;
   try {
     const { child } = host.registry.root(input.agent);
-    host.registry.checkShape(input.frame.rootRunId, input.agent, input.shape);
+    // The tree is named by its root run's own id: a tree placed under a caller has the caller's lineage root.
+    host.registry.checkShape(input.frame.runId, input.agent, input.shape);
     const opened = openFrame(input.frame, input.parentSpan ?? (await host.recordedRunSpan(workflowId, input)));
     owned = opened.owned;
-    const driver = new DbosDriver(host.engine, { root: input.agent, path: [], generation: input.generation, rootRunId: input.frame.rootRunId });
+    ended = host.runs.add(input.frame.runId, owned);
+    const driver = new DbosDriver(host.engine, { root: input.agent, path: [], generation: input.generation, rootRunId: input.frame.runId });
     // A root of its own conversation: an agent with sessions, a scope naming one (loaded and appended as in-process roots are).
     const session = treeMemory(host.registry, input.agent, [], opened.frame.scope);
     const response = (await child.start(input.task, { frame: opened.frame, accounting: host.accounting, outputType: undefined, resume: input.resume, driver, session })) as AgentResponse;
@@ -60,6 +66,7 @@ export async function runRoot(host: TreeHost, input: RootInput, workflowId: stri
     return { failure: failureOf(error, owned?.timedOut === true) };
   } finally {
     owned?.dispose();
+    ended?.();
   }
 }
 
@@ -71,6 +78,7 @@ export async function runRoot(host: TreeHost, input: RootInput, workflowId: stri
  */
 export async function runChild(host: TreeHost, input: ChildInput): Promise<ChildStep> {
   let owned: OwnedSignal | undefined;
+  let ended: (() => void) | undefined;
   try {
     const delegator = host.registry.at(input.root, input.path.slice(0, -1));
     const roster = delegator.declares.roster;
@@ -78,7 +86,8 @@ export async function runChild(host: TreeHost, input: ChildInput): Promise<Child
     if (roster?.find(name) === undefined) throw new Error(`the agent at "${[input.root, ...input.path.slice(0, -1)].join('/')}" has no child "${name}" in this worker`);
     const opened = openFrame(input.start.frame, input.start.parentSpan);
     owned = opened.owned;
-    const driver = new DbosDriver(host.engine, { root: input.root, path: input.path, generation: input.generation, rootRunId: input.start.frame.rootRunId });
+    ended = host.runs.add(treeOf(input), owned);
+    const driver = new DbosDriver(host.engine, { root: input.root, path: input.path, generation: input.generation, rootRunId: treeOf(input) });
     // Its own namespace of the tree's session, remembered with memory 'session' (history a recorded step of this workflow).
     const session = treeMemory(host.registry, input.root, input.path, opened.frame.scope);
     const placement = { frame: opened.frame, accounting: host.accounting, outputType: roster.find(name)!.outputType, resume: input.start.resume, driver, session };
@@ -90,6 +99,7 @@ export async function runChild(host: TreeHost, input: ChildInput): Promise<Child
     return { failure: failureOf(error, ranOut(recordedDeadline(deadline, input.start.limitAt), timerFired, error)) };
   } finally {
     owned?.dispose();
+    ended?.();
   }
 }
 

@@ -11,6 +11,8 @@ import type { BudgetScript } from '../budget/redis/redis-budget-scripts.js';
  *             bytes (answer and messages), pbytes (the snapshot)
  *   all       hash id -> "ms|seq|state|contextId": what ListTasks filters and pages on
  *   running   zset id -> lease end (server ms);  paused, finished: zset id -> when filed
+ *   orphans   zset id -> when its lease lapsed: durable tasks (field durable=1) whose replica died,
+ *             not failed but left, marked orphan=<ms>, for the next replica that reads one to CLAIM
  *   pb, fb    bytes held by paused and by finished tasks;  seq: the principal's creation counter
  * Times are the server's (TIME), so replicas with different clocks agree on expiry and leases.
  * ARGV[1..6] of every script: pausedTtlMs, finishedTtlMs, maxFinished, maxFinishedBytes, keepMs
@@ -81,7 +83,14 @@ local function sweep()
     fail(id, 'task ' .. id .. ' expired: it waited for input longer than pausedTtlMs (' .. pausedTtl .. ' ms), and its paused run was dropped', 'TaskExpired', true)
   end
   for _, id in ipairs(redis.call('ZRANGEBYSCORE', base .. 'running', '-inf', now - 1, 'LIMIT', 0, 200)) do
-    fail(id, 'task ' .. id .. ' failed: the replica running it stopped renewing its lease (leaseMs ' .. lease .. ' ms); it may have crashed or lost Redis', 'TaskLeaseLapsed', false)
+    if redis.call('HGET', tk(id), 'durable') == '1' then
+      -- A durable tree is recorded: another replica finishes it, so it still reads working.
+      redis.call('ZREM', base .. 'running', id)
+      redis.call('ZADD', base .. 'orphans', now, id)
+      redis.call('HSET', tk(id), 'orphan', now)
+    else
+      fail(id, 'task ' .. id .. ' failed: the replica running it stopped renewing its lease (leaseMs ' .. lease .. ' ms); it may have crashed or lost Redis', 'TaskLeaseLapsed', false)
+    end
   end
   for _, id in ipairs(redis.call('ZRANGEBYSCORE', base .. 'finished', '-inf', now - finishedTtl - 1, 'LIMIT', 0, 200)) do
     forget(id)
@@ -89,7 +98,7 @@ local function sweep()
 end
 
 local function keepAll()
-  for _, k in ipairs({ 'all', 'running', 'paused', 'finished', 'pb', 'fb', 'seq' }) do redis.call('PEXPIRE', base .. k, keep) end
+  for _, k in ipairs({ 'all', 'running', 'orphans', 'paused', 'finished', 'pb', 'fb', 'seq' }) do redis.call('PEXPIRE', base .. k, keep) end
 end
 `;
 
@@ -181,6 +190,21 @@ for i = 7, #ARGV do
 end
 keepAll()
 return lost
+`);
+
+/**
+ * ARGV[7]: id. An orphaned durable task becomes this replica's: in flight under a new lease, no
+ * longer an orphan. Its fields, flat; empty when it is not an orphan (another replica claimed it).
+ */
+export const CLAIM = script('tasks.claim', `
+sweep()
+local id = ARGV[7]
+if redis.call('ZREM', base .. 'orphans', id) == 0 then return {} end
+redis.call('HDEL', tk(id), 'orphan')
+redis.call('PEXPIRE', tk(id), keep)
+redis.call('ZADD', base .. 'running', now + lease, id)
+keepAll()
+return redis.call('HGETALL', tk(id))
 `);
 
 /** ARGV[7]: id. The task's fields, flat, after the sweep (empty when it is not this principal's). */

@@ -5,7 +5,7 @@ import { ElsewhereTask } from './elsewhere-task.js';
 import { RedisTaskChannels } from './redis-task-channels.js';
 import { pausedRefusal } from './principal-tasks.js';
 import { readRedisTaskOptions, type RedisTaskSettings, type RedisTaskStoreOptions } from './redis-task-options.js';
-import { ADD, FETCH, FILE, GET, LIST, RENEW, RESUME } from './redis-task-scripts.js';
+import { ADD, CLAIM, FETCH, FILE, GET, LIST, RENEW, RESUME } from './redis-task-scripts.js';
 import { A2AProblem, RPC_CODE } from './rpc-envelope.js';
 import { serverSnapshotKey } from './served-pause.js';
 import type { ServedTask } from './served-task.js';
@@ -110,6 +110,17 @@ export class RedisTaskStore implements TaskStore {
     if (local !== undefined) return local.owner === owner ? local : undefined;
     const f = fieldsOf((await this.run(GET, owner, [id])) as string[]);
     return this.restore(f, owner);
+  }
+
+  /** A durable task whose replica died, taken over here: held under this replica's lease, filed when its tree's answer is in. */
+  async claim(id: string, owner: string): Promise<ServedTask | undefined> {
+    const f = fieldsOf((await this.run(CLAIM, owner, [id])) as string[]);
+    if (f.core === undefined) return undefined;
+    const t = restoredTask(f, this.snapshotKey);
+    if (t.owner !== owner) return undefined;
+    this.hold(t, 'running');
+    await this.channels.listen();
+    return t;
   }
 
   async list(owner: string, query: TaskQuery): Promise<TaskPage> {

@@ -15,6 +15,7 @@ import { ServedTasks, type ServedRequest } from './served-handler.js';
 import { answerV1, type RpcAnswer, type RpcStream } from './served-jsonrpc.js';
 import { LegacyHandler, SERVED_REQUEST } from './legacy-handler.js';
 import { AGENT_CARD_PATH, HEADER, USAGE_LINEAGE_EXTENSION } from './wire.js';
+import type { DurableTrees } from './durable-trees.js';
 
 export interface ServedAgent {
   /** The agent's base URL: its card is at `${url}/.well-known/agent-card.json`. */
@@ -199,13 +200,15 @@ function listen(server: Server, port: number, host: string): Promise<AddressInfo
  * Serves a SymfonicAgent as an A2A agent over JSON-RPC (1.0 and 0.3): each message is one run,
  * kept as a task; a caller in a symfonic tree that activates the usage-lineage extension makes
  * it a child of its run in every sense (trace, lineage, depth ceiling, deadline, tenant) and
- * reads its usage back from the task.
+ * reads its usage back from the task. Given a `symfonic/durable` runtime (and a RedisTaskStore
+ * its replicas share), each task is a durable tree that another replica finishes should this one die.
  */
-export async function serveAgent(agent: SymfonicAgent, options: ServeAgentOptions): Promise<ServedAgent> {
-  const resolved = resolveServeOptions(agent, options);
+export async function serveAgent(served: SymfonicAgent | DurableTrees, options: ServeAgentOptions): Promise<ServedAgent> {
+  const resolved = resolveServeOptions(served, options);
+  const agent = resolved.runner.agent;
   const [sdk, propagator] = await Promise.all([loadServerSdk(), loadPropagator()]);
-  let served: Served | undefined;
-  const server = createServer((req, res) => (served ? served.handle(req, res) : sendError(res, 503, 'the agent is starting; retry')));
+  let serving: Served | undefined;
+  const server = createServer((req, res) => (serving ? serving.handle(req, res) : sendError(res, 503, 'the agent is starting; retry')));
   const address = await listen(server, resolved.port, resolved.host);
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const base = `http://${host}:${address.port}`;
@@ -213,9 +216,9 @@ export async function serveAgent(agent: SymfonicAgent, options: ServeAgentOption
   // The card names the endpoint's URL: the deployment's public one when given, else the bound address.
   const cards = agentCards(agent, resolved.publicUrl ?? (resolved.path === '/' ? `${base}/` : url));
   const store = resolved.tasks;
-  const tasks = new ServedTasks(agent, store);
+  const tasks = new ServedTasks(resolved.runner, store);
   const legacy = new sdk.legacyServer.LegacyJsonRpcTransportHandler(new LegacyHandler(sdk, tasks, sdk.core.AgentCard.fromJSON(cards.v1))) as LegacyTransport;
-  served = new Served(sdk, propagator, agent, resolved, { v1: JSON.stringify(cards.v1), v03: JSON.stringify(cards.v03), either: JSON.stringify(cards.either) }, tasks, legacy);
+  serving = new Served(sdk, propagator, agent, resolved, { v1: JSON.stringify(cards.v1), v03: JSON.stringify(cards.v03), either: JSON.stringify(cards.either) }, tasks, legacy);
   let closing: Promise<void> | undefined;
   return Object.freeze({
     url,

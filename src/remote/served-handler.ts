@@ -7,11 +7,13 @@ import type { Principal } from './principal.js';
 import { A2AProblem, RPC_CODE } from './rpc-envelope.js';
 import { ElsewhereTask } from './elsewhere-task.js';
 import { ServedTask } from './served-task.js';
-import { taskOfRecord } from './task-record.js';
+import { taskOfRecord, type TaskRecord } from './task-record.js';
 import { BadPageToken, TaskQuotaExceeded, type TaskStore } from './task-store.js';
 import { taskStream, type TaskStream } from './task-stream.js';
 import { taskJson, type Json, type TaskView } from './task-view.js';
-import { runServed, type ServedOptions } from './served-run.js';
+import type { ServedOptions } from './served-run.js';
+import type { TaskRunner } from './task-runner.js';
+import { newRunId } from '../run/ids.js';
 import { BadDecisions } from './pause-wire.js';
 import { serverSnapshotKey } from './served-pause.js';
 import type { Resumption } from '../delegation/framed-child.js';
@@ -69,10 +71,13 @@ export class ServedTasks {
   /** Paused tasks rebuilt here from a store's records (not the objects it was given): the store hears of them only through `resumed`. */
   private readonly rebuilt = new WeakSet<ServedTask>();
 
+  private readonly agent: SymfonicAgent;
+
   constructor(
-    private readonly agent: SymfonicAgent,
+    private readonly runner: TaskRunner,
     private readonly store: TaskStore,
   ) {
+    this.agent = runner.agent;
     this.snapshotKey = store.snapshotKey ?? serverSnapshotKey();
   }
 
@@ -92,8 +97,11 @@ export class ServedTasks {
     if (req.runOptions === undefined) throw new A2AProblem(RPC_CODE.internalError, 'the request carries no run placement');
     const id = randomUUID();
     const contextId = typeof message.contextId === 'string' && message.contextId !== '' ? message.contextId : randomUUID();
-    const options = this.inConversation(req.runOptions, req.principal.principal, contextId);
+    const placed = this.inConversation(req.runOptions, req.principal.principal, contextId);
+    // A durable task's tree is named by its root run id, kept with the task: any replica finds the tree by it.
+    const options = this.runner.durable ? { ...placed, runId: placed.runId ?? newRunId() } : placed;
     const task = new ServedTask(id, contextId, req.principal.principal, { ...message, taskId: id, contextId }, this.snapshotKey, this.agent.name, options);
+    task.durable = this.runner.durable;
     await this.admit(task);
     return { task, text, options };
   }
@@ -121,7 +129,7 @@ export class ServedTasks {
   /** Runs the agent on the kept task (or its paused run's next stretch); `events` asks for the served tree's run events. */
   private run(created: Created, events: boolean): ServedTask {
     const { task, text, options, resume } = created;
-    task.start((signal, sink) => runServed(this.agent, text, options, signal, sink, resume?.resumption), options.deadline, events);
+    task.start(this.runner.stretch(text, options, resume?.resumption), options.deadline, events);
     return task;
   }
 
@@ -171,6 +179,9 @@ export class ServedTasks {
    */
   private async stored(id: string, owner: string): Promise<ServedTask | undefined> {
     const r = await this.store.get(id, owner);
+    if (r?.orphaned === true && this.takesOver) return this.takeOver(r);
+    // A stream watching a task elsewhere rereads it here, so a task whose replica died is taken over.
+    if (r instanceof ElsewhereTask) r.reread = () => this.stored(id, owner);
     if (r === undefined || r instanceof ServedTask) return r;
     if (r.state !== TASK_STATE.WORKING && r.state !== TASK_STATE.SUBMITTED) {
       const t = taskOfRecord(r, this.snapshotKey);
@@ -180,6 +191,24 @@ export class ServedTasks {
     const t = taskOfRecord(r, this.snapshotKey, ElsewhereTask) as ElsewhereTask;
     t.reread = () => this.stored(id, owner);
     return t;
+  }
+
+  /** This server takes over durable tasks whose replica died: it runs durable trees, on a store that can claim them. */
+  private get takesOver(): boolean {
+    return this.runner.durable && this.store.claim !== undefined;
+  }
+
+  /**
+   * A durable task whose replica died (its lease lapsed): claimed here, its tree recovered and
+   * its answer filed by this replica. Another replica that claimed it first runs it; it is read
+   * again, as one running there.
+   */
+  private async takeOver(orphan: TaskRecord): Promise<ServedTask | undefined> {
+    const claimed = await this.store.claim?.(orphan.id, orphan.owner);
+    if (claimed === undefined) return this.stored(orphan.id, orphan.owner);
+    const task = taskOfRecord(claimed, this.snapshotKey);
+    task.start(this.runner.takeOver(task), undefined, false);
+    return task;
   }
 
   private async find(id: string, req: ServedRequest): Promise<ServedTask> {
@@ -253,6 +282,7 @@ export class ServedTasks {
       throw error;
     }
     const view: TaskView = { historyLength: params.historyLength as number | undefined, artifacts: params.includeArtifacts === true, extension: req.extension };
-    return { tasks: page.tasks.map((t) => taskJson(taskOfRecord(t, this.snapshotKey), view)), nextPageToken: page.nextPageToken, pageSize: page.tasks.length, totalSize: page.totalSize };
+    const tasks = await Promise.all(page.tasks.map((t) => (t.orphaned === true && this.takesOver ? this.takeOver(t) : taskOfRecord(t, this.snapshotKey))));
+    return { tasks: tasks.flatMap((t) => (t === undefined ? [] : [taskJson(t, view)])), nextPageToken: page.nextPageToken, pageSize: page.tasks.length, totalSize: page.totalSize };
   }
 }

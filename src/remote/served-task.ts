@@ -45,6 +45,10 @@ export class ServedTask implements LiveTask {
   expired: string | undefined;
   /** The messages the task took: the one that started it, then each that resumed it. */
   readonly history: Json[];
+  /** Its run is a durable tree: a hang-up or the server closing leaves it running (recorded, for any replica to finish). */
+  durable = false;
+  /** Read from a shared store, whose replica died while it ran its durable tree. */
+  orphaned = false;
   /** Settles when the current stretch of the run ends: the task ended or paused. */
   ended: Promise<void>;
   /** The stretch's signal: a cancel, a hang-up or the server closing aborts it, and the deadline does. */
@@ -161,7 +165,7 @@ export class ServedTask implements LiveTask {
   abort(reason: string): void {
     // A stretch kept but never started (its stream's caller left first) has no signal to abort.
     if (!this.settled && this.owned === undefined) return this.endUnstarted(reason);
-    if (!this.settled) this.stop(reason);
+    if (!this.settled && !this.durable) this.stop(reason);
   }
 
   /** A kept task whose stretch never started: it ends cancelled, so no store holds it in flight. */

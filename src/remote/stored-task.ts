@@ -37,7 +37,8 @@ export function changingFields(t: ServedTask, withHistory = true): StoredFields 
 /** Every field of a new task. */
 export function taskFields(t: ServedTask): StoredFields {
   const core: Core = { id: t.id, contextId: t.contextId, owner: t.owner, agentName: t.agentName, placement: t.placement };
-  const fields = { core: JSON.stringify(core), ctx: t.contextId, ...changingFields(t) };
+  // `durable` is a field of its own: the lease sweep (redis-task-scripts.ts) reads it.
+  const fields = { core: JSON.stringify(core), ctx: t.contextId, durable: t.durable ? '1' : '', ...changingFields(t) };
   // Empty means "none" to the scripts that change fields; a new task's hash simply has none.
   return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== ''));
 }
@@ -66,6 +67,8 @@ export function restoredTask(f: StoredFields, snapshotKey: string, make: typeof 
     report: f.report ? JSON.parse(f.report) : undefined,
     expired: f.expired || undefined,
     pause: f.pause ? (JSON.parse(f.pause) as TaskRecord['pause']) : undefined,
+    durable: f.durable === '1',
+    orphaned: f.orphan !== undefined,
   };
   return taskOfRecord(record, snapshotKey, make);
 }

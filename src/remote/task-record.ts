@@ -37,6 +37,10 @@ export interface TaskRecord {
   readonly expired: string | undefined;
   /** Set while it waits for input: the tree's signed snapshot and its interruptions. */
   readonly pause: { readonly snapshot: RunSnapshot; readonly interruptions: readonly Interruption[] } | undefined;
+  /** Its run is a durable tree (serveAgent over a symfonic/durable runtime): its replica dying does not fail it. */
+  readonly durable?: boolean;
+  /** A durable task whose replica stopped renewing its lease: the next replica to read it takes it over. */
+  readonly orphaned?: boolean;
   /** Where the first message placed the run (its ids, depth, tenant), less its trace context and deadline: a resumed stretch goes on there. */
   readonly placement: Omit<RunOptions, 'signal' | 'parentContext'>;
 }
@@ -65,6 +69,8 @@ export function taskOfRecord(r: TaskRecord, snapshotKey: string, make: typeof Se
   t.failure = r.failure as RemoteFailure | undefined;
   t.report = r.report as UsageReport | undefined;
   t.expired = r.expired;
+  t.durable = r.durable === true;
+  t.orphaned = r.orphaned === true;
   if (r.pause !== undefined) t.pause = ServedPause.restored(r.pause, snapshotKey);
   return t;
 }

@@ -38,6 +38,13 @@ export interface TaskStore {
   get(id: string, owner: string): Promise<TaskRecord | undefined>;
   /** ListTasks over `owner`'s tasks only. */
   list(owner: string, query: TaskQuery): Promise<TaskPage>;
+  /**
+   * A durable task whose replica died (its record `orphaned`), claimed by this replica: in flight
+   * here under a lease of its own, filed through its `onEnd` as a task given to `add`. Undefined
+   * when it is no longer orphaned (another replica claimed it). Only a store shared by a fleet
+   * serving a durable runtime has it.
+   */
+  claim?(id: string, owner: string): Promise<LiveTask | undefined>;
   /** The tasks running in this process, of every owner: what closing the server aborts. */
   running(): Iterable<LiveTask>;
   /**

@@ -112,6 +112,13 @@ export interface FrameData {
   readonly deadline?: number;
 }
 
+/**
+ * Where a run started from outside a process stands under a caller's run (the A2A wire's
+ * lineage, read by served-frame.ts): its tree's root, its parent, its own depth (the caller's
+ * plus one) and the depth ceiling it inherits. A run without one is a root of its own.
+ */
+export type RunLineage = Pick<FrameData, 'rootRunId' | 'depth' | 'maxDepth'> & { readonly parentRunId: string };
+
 /** A child's start as data: a driver that runs children elsewhere starts it from this alone. */
 export interface ChildStart {
   /** The child's name in its delegator's roster. */

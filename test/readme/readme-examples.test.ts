@@ -23,6 +23,7 @@ const TYPE_CHECKED_ONLY: Record<string, string> = {
   'Budgets across a fleet (Redis)':
     'needs a Redis server; test/stack-e2e/readme/readme-redis.test.ts runs it under npm run test:stack (SYMFONIC_STACK_REDIS)',
   'Serving a fleet': 'needs a Redis server; test/stack-e2e/readme/readme-fleet.test.ts runs it under npm run test:stack (SYMFONIC_STACK_REDIS)',
+  'Serving a fleet #2': 'needs Redis and PostgreSQL; test/stack-e2e/readme/readme-fleet.test.ts runs it under npm run test:stack (SYMFONIC_STACK_REDIS, SYMFONIC_STACK_POSTGRES)',
   'Durable trees': 'needs PostgreSQL; test/stack-e2e/readme/readme-durable.test.ts runs it under npm run test:stack (SYMFONIC_STACK_POSTGRES)',
 };
 
