@@ -5,7 +5,7 @@ import { BudgetStoreUnavailableError } from '../../../src/core/errors.js';
 import { RedisBudgetStore } from '../../../src/budget/redis/redis-budget-store.js';
 import { tenantKeys } from '../../../src/budget/redis/redis-budget-keys.js';
 import { SCRIPTS } from '../../../src/budget/redis/redis-budget-scripts.js';
-import { reserveCall, scriptLevels } from '../../../src/budget/redis/redis-script-calls.js';
+import { reserveCall } from '../../../src/budget/redis/redis-script-calls.js';
 import { redisForFile, uniquePrefix } from './redis-server.js';
 
 const redis = redisForFile();
@@ -88,8 +88,7 @@ describe('RedisBudgetStore against Redis', () => {
     // The script as the store sends it, but with a give-up time already past on the server's clock.
     const [sec] = (await redis.raw.time()) as unknown as [string, string];
     const keys = tenantKeys(s.keyPrefix, 't');
-    const levels = scriptLevels(keys, { maxTokens: 100 });
-    const call = reserveCall(keys, levels, { tokens: '50', nano: '0' }, { maxTokens: 100 }, 'rlate.0:50:0', { shift: 0, leaseMs: 60_000, giveUpBy: Number(sec) * 1000 - 1000, dataId: undefined, dataIdKey: 'unused' });
+    const call = reserveCall(keys, { maxTokens: 100 }, 'rlate.0:50:0', { shift: 0, leaseMs: 60_000, giveUpBy: Number(sec) * 1000 - 1000, dataId: undefined });
     expect(await redis.raw.eval(SCRIPTS.reserve.lua, call.keys.length, ...call.keys, ...call.args)).toEqual([3]);
     expect(await redis.raw.zscore(keys.leases, 'rlate.0:50:0')).toBeNull();
     expect(await s.usage('t', undefined)).toEqual({ spent: spend(0), reserved: spend(1) });
