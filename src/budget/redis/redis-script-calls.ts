@@ -112,7 +112,8 @@ export interface LimitCall {
 export interface SettleLevels {
   readonly levels: ScriptLevel[];
   readonly levelsArg: string;
-  readonly logIds: string;
+  /** The log entry's level ids (logIds), on first use: only a windowed limit keeps a log. */
+  logIds?: string;
 }
 
 const limitCalls = new WeakMap<BudgetLimit, LimitCall>();
@@ -140,7 +141,7 @@ export function settleLevels(limit: BudgetLimit, id: string): SettleLevels {
   return settleLevelsOf(suffix === undefined ? (kept?.levels ?? scriptLevels(limit)) : scriptLevels(limit, id));
 }
 
-const settleLevelsOf = (levels: ScriptLevel[]): SettleLevels => ({ levels, levelsArg: levelsArg(levels), logIds: logIds(levels) });
+const settleLevelsOf = (levels: ScriptLevel[]): SettleLevels => ({ levels, levelsArg: levelsArg(levels) });
 
 export interface ReserveContext {
   readonly shift: number;
@@ -162,7 +163,7 @@ export function reserveCall(keys: TenantKeys, limit: BudgetLimit, id: string, c:
 export function settleCall(keys: TenantKeys, levels: SettleLevels, id: string, actual: { tokens: string; nano: string }, limit: BudgetLimit, c: { shift: number; markerMs: string; leaseMs: number }): ScriptCall {
   const count = countArg(limit, Date.now() + c.shift);
   const thresholds = limit.thresholds?.join(',') ?? '';
-  const args = [String(c.shift), id, `${actual.tokens},${actual.nano},${c.markerMs},${c.leaseMs}`, count, levels.levelsArg, thresholds, count.startsWith('w') ? levels.logIds : ''];
+  const args = [String(c.shift), id, `${actual.tokens},${actual.nano},${c.markerMs},${c.leaseMs}`, count, levels.levelsArg, thresholds, count.startsWith('w') ? (levels.logIds ??= logIds(levels.levels)) : ''];
   return { keys: [keys.ledger], args };
 }
 
