@@ -91,14 +91,36 @@ export function freezeLimit(l: TenantLimit): TenantLimit {
 /**
  * The store's view of a limit for one scope: the tenant's caps, and those of each inner level
  * the limit has an option for and the scope names an id at (this user's, this session's), the
- * window or period and the thresholds.
+ * window or period and the thresholds. For a frozen limit (checkedLimit's) the view is frozen too
+ * and the same object for the same ids, call after call: a store may then work out what it sends
+ * for a limit once (the Redis store does), instead of on every reserve and settle.
  */
 export function storeLimit(limit: TenantLimit, scope: BudgetScope): BudgetLimit {
   let levels: LevelLimit[] | undefined;
+  let key = '';
   for (const l of INNER_LEVELS) {
     const caps = limit[l.option];
     const id = caps === undefined ? undefined : l.idOf(scope);
     if (id !== undefined) (levels ??= []).push({ level: l.name, id, ...caps });
+    key += `${id ?? ''}\u0000`;
   }
-  return levels === undefined ? limit : { ...limit, levels };
+  if (levels === undefined) return limit;
+  if (!frozenThrough(limit)) return { ...limit, levels };
+  let views = frozenViews.get(limit);
+  if (views === undefined) frozenViews.set(limit, (views = new Map()));
+  let view = views.get(key);
+  if (view === undefined) {
+    if (views.size >= MAX_VIEWS_PER_LIMIT) views.clear();
+    view = Object.freeze({ ...limit, levels: Object.freeze(levels.map((l) => Object.freeze(l))) });
+    views.set(key, view);
+  }
+  return view;
 }
+
+function frozenThrough(limit: TenantLimit): boolean {
+  return Object.isFrozen(limit) && (limit.thresholds === undefined || Object.isFrozen(limit.thresholds)) && LEVEL_OPTIONS.every((o) => limit[o] === undefined || Object.isFrozen(limit[o]));
+}
+
+/** The views of each frozen limit by the scope's ids; forgotten all at once past this many (ids of sessions come and go). */
+const MAX_VIEWS_PER_LIMIT = 1000;
+const frozenViews = new WeakMap<TenantLimit, Map<string, BudgetLimit>>();

@@ -78,8 +78,8 @@ export class RedisTaskStore implements TaskStore {
     return `${this.settings.keyPrefix}:{${tagOf(owner)}}:`;
   }
 
-  private async run(script: BudgetScript, owner: string, args: readonly string[]): Promise<unknown> {
-    return (await this.connection.eval(script, [this.base(owner)], [...this.common, ...args])).reply;
+  private run(script: BudgetScript, owner: string, args: readonly string[]): Promise<unknown> {
+    return this.connection.eval(script, [this.base(owner)], [...this.common, ...args]);
   }
 
   /** Admission and filing in one script: a principal at its paused bound is refused (naming the bound) and nothing is kept. */

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError, InMemoryBudgetStore, TenantBudgets, type TenantLimit } from '../../src/index.js';
+import { checkedLimit, storeLimit } from '../../src/budget/tenant-limit.js';
 import { concurrentRoots, overshoot } from './scenarios.js';
 
 const tokens = (n: number) => ({ tokens: n, costUsd: 0 });
@@ -61,6 +62,27 @@ describe('per-user and per-session limits', () => {
     const tight = await concurrentRoots(new TenantBudgets({ limits: { beta: tenantLimit } }), 'beta', tenantLimit, { roots: 200, users: 10, sessions: 40, callsPerRoot: 4, amount: 50, seed: 12 });
     expect(overshoot(tight, tenantLimit)).toEqual({ tenant: 0, user: 0, session: 0 });
     expect(tight.refusals.tenant).toBeGreaterThan(0);
+  });
+
+  it("a store sees a checked limit as one frozen object per scope's ids, and a limit changed in place as it is now", () => {
+    const checked = checkedLimit({ maxTokens: 1000, perUser: { maxTokens: 300 }, perSession: { maxTokens: 100 } }, 'test');
+    const alice = storeLimit(checked, { tenantId: 'acme', userId: 'alice', sessionId: 's1' });
+    expect(alice.levels).toEqual([
+      { level: 'user', id: 'alice', maxTokens: 300 },
+      { level: 'session', id: 's1', maxTokens: 100 },
+    ]);
+    expect(Object.isFrozen(alice) && Object.isFrozen(alice.levels) && Object.isFrozen(alice.levels![0])).toBe(true);
+    // The same ids give the same object (a store may keep what it worked out for it); others do not.
+    expect(storeLimit(checked, { tenantId: 'acme', userId: 'alice', sessionId: 's1' })).toBe(alice);
+    const bob = storeLimit(checked, { tenantId: 'acme', userId: 'bob', sessionId: 's1' });
+    expect(bob).not.toBe(alice);
+    expect(bob.levels![0]).toEqual({ level: 'user', id: 'bob', maxTokens: 300 });
+    // A limit object the caller may change is read afresh on every call.
+    const mutable: TenantLimit = { maxTokens: 1000, perUser: { maxTokens: 300 } };
+    const before = storeLimit(mutable, { tenantId: 'acme', userId: 'alice' });
+    mutable.perUser = { maxTokens: 50 };
+    const after = storeLimit(mutable, { tenantId: 'acme', userId: 'alice' });
+    expect([before.levels![0]!.maxTokens, after.levels![0]!.maxTokens]).toEqual([300, 50]);
   });
 
   it('limits are checked when they are given: bad shapes are refused naming the fix', () => {

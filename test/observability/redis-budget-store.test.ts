@@ -91,7 +91,7 @@ describe('budget scripts', () => {
     }
     expect(SCRIPTS.reserve.lua).toContain("redis.call('TIME')");
     // The settled marker is checked and set in one step: a retried settle returns before charging.
-    expect(SCRIPTS.settle.lua).toMatch(/if redis\.call\('ZADD', settled, 'NX', now \+ tonumber\(ARGV\[5\]\), id\) == 0 then return \{0\} end/);
+    expect(SCRIPTS.settle.lua).toMatch(/if redis\.call\('ZADD', settled, 'NX', now \+ tonumber\(marker_ms\), id\) == 0 then return \{0\} end/);
     for (const s of Object.values(SCRIPTS)) {
       // Numbers are written with Redis's "%.17g": past 1e17 that is no integer HINCRBY could add to.
       expect(s.lua).not.toContain('HINCRBY');

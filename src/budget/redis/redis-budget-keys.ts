@@ -35,8 +35,12 @@ export function unescapeTenant(escaped: string): string {
   return escaped.replace(/%(25|7B|7D)/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
 }
 
+const PLAIN_ID = /^[A-Za-z0-9._-]*$/;
+
 /** A user or session id as it appears in keys, reservation ids and log entries. */
 export function escapeLevelId(id: string): string {
+  // Most ids need no escape; encodeURIComponent leaves these characters as they are.
+  if (PLAIN_ID.test(id)) return id;
   return encodeURIComponent(id).replace(/[!'()*~]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
 }
 
@@ -44,16 +48,13 @@ export function unescapeLevelId(escaped: string): string {
   return decodeURIComponent(escaped);
 }
 
+/** What each key of a tenant adds to its base: the scripts name the other keys from the ledger's by these. */
+export const TENANT_KEY_SUFFIX = { ledger: 'ledger', leases: 'leases', log: 'log', settled: 'settled', levels: 'levels' } as const;
+
 export function tenantKeys(keyPrefix: string, tenantId: string): TenantKeys {
   const base = `${keyPrefix}{${escapeTenant(tenantId)}}:`;
-  return {
-    ledger: base + 'ledger',
-    leases: base + 'leases',
-    log: base + 'log',
-    settled: base + 'settled',
-    levels: base + 'levels',
-    base,
-  };
+  const S = TENANT_KEY_SUFFIX;
+  return { ledger: base + S.ledger, leases: base + S.leases, log: base + S.log, settled: base + S.settled, levels: base + S.levels, base };
 }
 
 /** tenantKeys for one prefix, kept for up to `max` tenants (then forgotten all at once). */
@@ -88,8 +89,11 @@ export function tenantIndexKey(keyPrefix: string): string {
   return `${keyPrefix}tenants`;
 }
 
+/** What the data id key adds to the prefix (the reserve script names the key by it too). */
+export const DATA_ID_SUFFIX = 'store-id';
+
 /** The id of the data under this prefix (see RedisBudgetStore.id). */
-export const dataIdKey = (keyPrefix: string): string => `${keyPrefix}store-id`;
+export const dataIdKey = (keyPrefix: string): string => keyPrefix + DATA_ID_SUFFIX;
 
 /** Set when a store found the data it knew gone: stores with onUnavailable 'deny' refuse while it is there. */
 export const dataLostKey = (keyPrefix: string): string => `${keyPrefix}data-lost`;
@@ -107,8 +111,25 @@ export interface HeldAt {
  * read it back only after finding it in that set.
  */
 export function reservationId(unique: string, tokens: string, nano: string, levels: readonly HeldAt[]): string {
-  const head = `r${unique}:${tokens}:${nano}`;
-  return levels.length === 0 ? head : `${head}:${levelIds(levels, ':')}`;
+  return reservationIdOf(unique, tokens, nano, reservationSuffix(levels));
+}
+
+/** reservationId with the levels' part worked out already (a limit's calls share it). */
+export const reservationIdOf = (unique: string, tokens: string, nano: string, suffix: string): string => `r${unique}:${tokens}:${nano}${suffix}`;
+
+/** What follows a reservation id's amount: its levels' ids (nothing when it is held at the tenant's level only). */
+export function reservationSuffix(levels: readonly HeldAt[]): string {
+  return levels.length === 0 ? '' : `:${levelIds(levels, ':')}`;
+}
+
+const OWN_ID_HEAD = /^r[^:]*:\d+:\d+/;
+
+/** The part of an id of this store that names its levels (see reservationSuffix), or undefined for any other id. */
+export function ownIdSuffix(id: string): string | undefined {
+  const head = OWN_ID_HEAD.exec(id);
+  if (head === null) return undefined;
+  const rest = id.slice(head[0].length);
+  return rest === '' || rest.startsWith(':') ? rest : undefined;
 }
 
 /** The ids of `levels` by INNER_LEVELS' order, escaped, '' where none, joined by `sep`. */
@@ -121,9 +142,9 @@ export function levelIds(levels: readonly HeldAt[], sep: string): string {
 
 /** The levels a reservation id of this store holds at, or undefined for any other id. */
 export function reservationLevels(id: string): HeldAt[] | undefined {
-  const m = /^r[^:]*:\d+:\d+((?::[^:]*)*)$/.exec(id);
-  if (!m) return undefined;
-  const ids = m[1]!.split(':').slice(1);
+  const suffix = ownIdSuffix(id);
+  if (suffix === undefined) return undefined;
+  const ids = suffix.split(':').slice(1);
   const out: HeldAt[] = [];
   INNER_LEVELS.forEach((l, i) => {
     if (ids[i]) out.push({ level: l.name, id: unescapeLevelId(ids[i]!) });

@@ -7,9 +7,10 @@ import { SETTLE_LUA } from './redis-settle-script.js';
  * The Lua run inside Redis for each budget operation. One script an operation makes each one
  * atomic across every process sharing the server: no other command runs while a script does, so
  * every level of a call (the tenant, and each level inside it: INNER_LEVELS) is checked and
- * reserved in one step. The scripts know no level by name: they take the level hashes as KEYS,
- * their caps and members as ARGV, and the levels' key prefixes ("u,s") to read reservation ids
- * and log entries by.
+ * reserved in one step. The scripts know no level by name: reserve and settle take the levels'
+ * caps and members packed in one argument (levels_of) and name their hashes from the ledger's
+ * key; the others take the level hashes as KEYS. The levels' key prefixes ("u,s"), to read
+ * reservation ids and log entries by, are in the prelude (PREFIXES) or an argument.
  *
  * Amounts are integers: tokens, and cost in nano-USD (1e-9), so the running sums Redis keeps
  * never drift the way adding and subtracting float dollars does. Numbers go to redis.call as Lua

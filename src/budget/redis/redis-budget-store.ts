@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { BudgetStoreUnavailableError, ConfigurationError, SymfonicError } from '../../core/errors.js';
 import type { BudgetLimit, BudgetStore, ReserveOptions, ReserveResult, SettleResult, Spend } from '../budget-store.js';
 import { silentLogger, type Logger } from '../../observability/logger.js';
-import { LEVEL_PREFIXES, dataIdKey, reservationId, reservationLevels, tenantIndexKey, tenantKeyCache, type TenantKeys } from './redis-budget-keys.js';
+import { LEVEL_PREFIXES, reservationIdOf, tenantIndexKey, tenantKeyCache, type TenantKeys } from './redis-budget-keys.js';
 import { DEFAULTS, parseOptions, storeAddress, type RedisBudgetStoreOptions } from './redis-budget-options.js';
 import { SCRIPTS, type BudgetScript } from './redis-budget-scripts.js';
 import { RedisConnection, type RedisClient } from './redis-connection.js';
@@ -10,7 +10,7 @@ import { DataIdentity } from './redis-data-identity.js';
 import { LeaseRenewal } from './redis-lease-renewal.js';
 import { readReport } from './redis-report.js';
 import type { TenantBudgetReport } from './redis-report-types.js';
-import { readReserveReply, readSettleReply, releaseCall, reserveCall, scriptLevels, settleCall, spendOf, units, type ScriptCall } from './redis-script-calls.js';
+import { limitCall, readReserveReply, readSettleReply, releaseCall, reserveCall, settleCall, settleLevels, spendOf, units, type ScriptCall } from './redis-script-calls.js';
 import { RedisStoreMetrics } from './redis-store-metrics.js';
 import { UnwrittenWrites, type UnwrittenBudgetOp } from './redis-unwritten.js';
 import { RedisOutage, describe, isUnavailable } from './redis-words.js';
@@ -106,7 +106,7 @@ export class RedisBudgetStore implements BudgetStore {
   async reserve(tenantId: string, amount: Spend, limit: BudgetLimit, _now?: number, options?: ReserveOptions): Promise<ReserveResult> {
     const a = units(amount, 'reserve');
     const keys = this.keys(tenantId);
-    const levels = scriptLevels(keys, limit);
+    const { levels, suffix } = limitCall(limit);
     this.remember(tenantId, limit);
     let sent: string | undefined;
     let deadline = Infinity;
@@ -120,13 +120,12 @@ export class RedisBudgetStore implements BudgetStore {
         if (this.identity.evictionRefusal !== undefined) throw this.identity.evictionRefusal;
         if (this.identity.loss && this.onUnavailable === 'deny') throw this.identity.lossError();
         const offset = this.identity.clockOffsetMs;
-        const id = (sent = reservationId(this.nextUnique(), a.tokens, a.nano, limit.levels ?? []));
-        const call = reserveCall(keys, levels, a, limit, id, {
+        const id = (sent = reservationIdOf(this.nextUnique(), a.tokens, a.nano, suffix));
+        const call = reserveCall(keys, limit, id, {
           shift: this.clockShift,
           leaseMs: this.leaseMs,
           giveUpBy: offset === undefined || deadline === Infinity ? undefined : deadline + offset,
           dataId: this.connection.isCluster ? undefined : dataId,
-          dataIdKey: dataIdKey(this.keyPrefix),
         });
         // Bounded by timeoutMs (the client's own command timeout when it has one), or sooner when
         // the caller gives up sooner.
@@ -252,17 +251,14 @@ export class RedisBudgetStore implements BudgetStore {
   }
 
   /** One settle or release, as the script takes it. */
-  private async write(op: UnwrittenBudgetOp): Promise<SettleResult | undefined> {
+  private write(op: UnwrittenBudgetOp): Promise<SettleResult | undefined> {
     const keys = this.keys(op.tenantId);
-    if (op.operation === 'release') {
-      await this.eval(SCRIPTS.release, op.tenantId, releaseCall(keys, op.reservationId, this.clockShift));
-      return undefined;
-    }
+    if (op.operation === 'release') return this.eval(SCRIPTS.release, op.tenantId, releaseCall(keys, op.reservationId, this.clockShift)).then(() => undefined);
     const a = units(op.spend, 'settle');
     const limit = op.limit ?? {};
-    const levels = scriptLevels(keys, limit, reservationLevels(op.reservationId) ? op.reservationId : undefined);
+    const levels = settleLevels(limit, op.reservationId);
     const call = settleCall(keys, levels, op.reservationId, a, limit, { shift: this.clockShift, markerMs: this.markerMs, leaseMs: this.leaseMs });
-    return readSettleReply((await this.eval(SCRIPTS.settle, op.tenantId, call)) as unknown[], levels);
+    return this.eval(SCRIPTS.settle, op.tenantId, call).then((reply) => readSettleReply(reply as unknown[], levels.levels));
   }
 
 
@@ -284,15 +280,17 @@ export class RedisBudgetStore implements BudgetStore {
     }
   }
 
-  private async eval(script: BudgetScript, tenantId: string, call: ScriptCall, boundMs?: number): Promise<unknown> {
-    if (this.closed) throw new ConfigurationError(`RedisBudgetStore ${this.name} is closed; make a new store to use it again.`);
-    const { reply, client } = await this.connection.eval(script, call.keys, call.args, boundMs);
-    if (script !== SCRIPTS.usage && script !== SCRIPTS.report && !this.indexed.has(tenantId)) this.index(client, tenantId);
-    return reply;
+  private eval(script: BudgetScript, tenantId: string, call: ScriptCall, boundMs?: number): Promise<unknown> {
+    if (this.closed) return Promise.reject(new ConfigurationError(`RedisBudgetStore ${this.name} is closed; make a new store to use it again.`));
+    const reply = this.connection.eval(script, call.keys, call.args, boundMs);
+    if (script === SCRIPTS.usage || script === SCRIPTS.report || this.indexed.has(tenantId)) return reply;
+    return reply.then((r) => (this.index(tenantId), r));
   }
 
   /** Adds the tenant to the prefix's index (for `symfonic budget`), once a process; only on a write. */
-  private index(client: RedisClient, tenantId: string): void {
+  private index(tenantId: string): void {
+    const client = this.connection.connected;
+    if (client === undefined) return;
     if (this.indexed.size >= MAX_CACHED_TENANTS) this.indexed.clear();
     this.indexed.add(tenantId);
     client.sadd(tenantIndexKey(this.keyPrefix), tenantId).catch(() => this.indexed.delete(tenantId));

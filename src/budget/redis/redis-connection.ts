@@ -78,28 +78,44 @@ export class RedisConnection {
     return (this.client as { isCluster?: boolean } | undefined)?.isCluster === true;
   }
 
+  /** The client once it has connected: for what may be skipped while it has not. */
+  get connected(): RedisClient | undefined {
+    return this.everReady ? this.client : undefined;
+  }
+
   /**
    * Runs a script by its SHA (a server that lacks it, restarted or flushed, gets the text once
-   * more) within `boundMs`. The first call also waits for the first connection, up to timeoutMs,
-   * before its bound starts. An outage rejects with a RedisOutage in our words.
+   * more) within `boundMs`, and resolves to its reply. The first call also waits for the first
+   * connection, up to timeoutMs, before its bound starts. An outage rejects with a RedisOutage in
+   * our words. Once connected, a call is the client's own promise and one step more: every
+   * layer of promises here is paid on each budget call.
    */
-  async eval(script: BudgetScript, keys: readonly string[], args: readonly string[], boundMs = this.settings.timeoutMs): Promise<{ reply: unknown; client: RedisClient }> {
-    const client = this.client !== undefined && this.everReady ? this.client : await this.ready();
-    return this.within(boundMs, async () => {
-      let reply: unknown;
-      try {
-        reply = await client.evalsha(script.sha, keys.length, ...keys, ...args);
-      } catch (error) {
-        if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw this.failed(script.name, error);
-        try {
-          reply = await client.eval(script.lua, keys.length, ...keys, ...args);
-        } catch (again) {
-          throw this.failed(script.name, again);
-        }
-      }
-      if (this.failures > 0) this.recovered();
-      return { reply, client };
-    });
+  eval(script: BudgetScript, keys: readonly string[], args: readonly string[], boundMs = this.settings.timeoutMs): Promise<unknown> {
+    const client = this.client !== undefined && this.everReady ? this.client : undefined;
+    if (client === undefined) return this.ready().then((c) => this.evalOn(c, script, keys, args, boundMs));
+    return this.evalOn(client, script, keys, args, boundMs);
+  }
+
+  private evalOn(client: RedisClient, script: BudgetScript, keys: readonly string[], args: readonly string[], boundMs: number): Promise<unknown> {
+    const run = () =>
+      client.evalsha(script.sha, keys.length, ...keys, ...args).then(
+        (reply) => this.answered(reply),
+        (error: unknown) => {
+          if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw this.failed(script.name, error);
+          return client.eval(script.lua, keys.length, ...keys, ...args).then(
+            (reply) => this.answered(reply),
+            (again: unknown) => {
+              throw this.failed(script.name, again);
+            },
+          );
+        },
+      );
+    return this.within(boundMs, run);
+  }
+
+  private answered(reply: unknown): unknown {
+    if (this.failures > 0) this.recovered();
+    return reply;
   }
 
   /**

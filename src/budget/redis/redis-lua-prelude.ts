@@ -1,3 +1,5 @@
+import { LEVEL_PREFIXES, TENANT_KEY_SUFFIX } from './redis-budget-keys.js';
+
 /**
  * Lua functions the budget scripts share (see redis-budget-scripts.ts for the key and field
  * layout). Every time is the server's: `TIME`, plus a shift that is 0 outside the tests that move
@@ -11,6 +13,8 @@
 export const PRELUDE = `
 -- Every script's ARGV[1]: the clock shift. Times the scripts keep are on the shifted clock.
 local SHIFT = tonumber(ARGV[1])
+-- The key prefixes of the levels inside the tenant (see prefixes_of).
+local PREFIXES = '${LEVEL_PREFIXES}'
 
 local function now_ms()
   local t = redis.call('TIME')
@@ -82,6 +86,42 @@ local function period_of(now, starts)
   end
   if now < b[1] then return b[1], b[2] end
   return b[3], b[4]
+end
+
+-- What a call's limit counts, from its count argument: '' all time, 'w<windowMs>' a window,
+-- 'p<b0>,<b1>,<b2>,<b3>' a period (see period_of). Returns the window ('' for none), then the
+-- period's start and end (nil for none).
+local function count_of(now, text)
+  local kind = string.sub(text, 1, 1)
+  if kind == 'w' then return string.sub(text, 2), nil, nil end
+  if kind == 'p' then return '', period_of(now, string.sub(text, 2)) end
+  return '', nil, nil
+end
+
+-- The levels of a call, the tenant's first: "maxT,maxN,member|..." (caps '' when none, member ''
+-- for the tenant) as one flat list: level i's caps at 3i-2 and 3i-1, its member at 3i.
+local function levels_of(text)
+  local L = {}
+  for t, n, m in string.gmatch(text, '([^,|]*),([^,|]*),([^|]*)') do
+    L[#L + 1] = t; L[#L + 1] = n; L[#L + 1] = m
+  end
+  return L
+end
+
+-- Reads a level hash: f[1], f[2] what it holds (rt, rn), f[3], f[4] its all-time sums (st, sn),
+-- then for a window or a period its sums there (wm, wt, wn or ps, pt, pn at f[5], f[6], f[7]),
+-- then the fields '...' from f[x]. Only the fields of the count the limit keeps are read.
+local function read_level(key, win, ps, ...)
+  if win ~= '' then return redis.call('HMGET', key, 'rt', 'rn', 'st', 'sn', 'wm', 'wt', 'wn', ...), 8 end
+  if ps then return redis.call('HMGET', key, 'rt', 'rn', 'st', 'sn', 'ps', 'pt', 'pn', ...), 8 end
+  return redis.call('HMGET', key, 'rt', 'rn', 'st', 'sn', ...), 5
+end
+
+-- A level's spend as a period or all time counts it, from read_level's fields.
+local function counted(f, ps)
+  if not ps then return num(f[3]), num(f[4]) end
+  if tonumber(f[5]) == ps then return num(f[6]), num(f[7]) end
+  return 0, 0
 end
 
 -- Which cap of a level would be passed by a total, if any.
@@ -216,3 +256,13 @@ local function sweep_levels(base, index, now)
   end
 end
 `;
+
+/**
+ * The Lua naming the keys of the tenant a budget script needs from its KEYS[1], the ledger: every
+ * key of a tenant is its base and a suffix (redis-budget-keys.ts), so they share its hash tag and
+ * slot. Names only the ones asked for: each costs a string the script would build for nothing.
+ */
+export function tenantKeysLua(...names: readonly Exclude<keyof typeof TENANT_KEY_SUFFIX, 'ledger'>[]): string {
+  const others = names.map((n) => `local ${n === 'levels' ? 'index' : n} = base .. '${TENANT_KEY_SUFFIX[n]}'`);
+  return [`local ledger = KEYS[1]`, `local base = string.sub(ledger, 1, -${TENANT_KEY_SUFFIX.ledger.length + 1})`, ...others].join('\n');
+}

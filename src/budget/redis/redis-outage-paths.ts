@@ -28,24 +28,43 @@ export interface OutageContext {
  * resolves as charged with no thresholds (they are judged when it is written). A fault that is no
  * outage (a script error, a key of the wrong type) is kept, and thrown.
  */
-export async function settleWithRetries(c: OutageContext, op: UnwrittenBudgetOp, write: (op: UnwrittenBudgetOp) => Promise<SettleResult | undefined>): Promise<SettleResult> {
+export function settleWithRetries(c: OutageContext, op: UnwrittenBudgetOp, write: (op: UnwrittenBudgetOp) => Promise<SettleResult | undefined>): Promise<SettleResult> {
+  // The first attempt is the write's own promise and one step: the common settle pays no loop.
+  return attempt(write, op).then(
+    (r) => r!,
+    (error: unknown) => retry(c, op, write, error),
+  );
+}
+
+async function retry(c: OutageContext, op: UnwrittenBudgetOp, write: (op: UnwrittenBudgetOp) => Promise<SettleResult | undefined>, first: unknown): Promise<SettleResult> {
   let delay = BACKOFF_FIRST_MS;
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return (await write(op))!;
-    } catch (error) {
-      if (!isUnavailable(error)) {
-        c.kept.keep({ ...op, error: describe(error) });
-        throw error;
-      }
-      if (attempt >= c.settleAttempts || c.closed()) {
-        c.kept.keep({ ...op, error: describe(error) });
-        c.counters.unavailable('settle', 'queued');
-        return { charged: true, thresholds: [] };
-      }
-      await new Promise((resolve) => setTimeout(resolve, delay));
-      delay = Math.min(delay * 2, BACKOFF_MAX_MS);
+  let error = first;
+  for (let tries = 1; ; tries++) {
+    if (!isUnavailable(error)) {
+      c.kept.keep({ ...op, error: describe(error) });
+      throw error;
     }
+    if (tries >= c.settleAttempts || c.closed()) {
+      c.kept.keep({ ...op, error: describe(error) });
+      c.counters.unavailable('settle', 'queued');
+      return { charged: true, thresholds: [] };
+    }
+    await new Promise((resolve) => setTimeout(resolve, delay));
+    delay = Math.min(delay * 2, BACKOFF_MAX_MS);
+    try {
+      return (await attempt(write, op))!;
+    } catch (again) {
+      error = again;
+    }
+  }
+}
+
+/** One write, a throw of it a rejection. */
+function attempt(write: (op: UnwrittenBudgetOp) => Promise<SettleResult | undefined>, op: UnwrittenBudgetOp): Promise<SettleResult | undefined> {
+  try {
+    return write(op);
+  } catch (error) {
+    return Promise.reject(error);
   }
 }
 

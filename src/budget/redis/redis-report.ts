@@ -30,7 +30,7 @@ export async function readReport(connection: RedisConnection, keys: TenantKeys, 
   const limit = recordedLimit((await connection.command('report', (c) => c.hget(keys.ledger, 'lim'))) ?? '');
   const window = limit?.windowMs === undefined ? '' : String(limit.windowMs);
   const periods = limit?.period === undefined ? '' : periodArg({ period: limit.period, timeZone: limit.timeZone ?? 'UTC' }, Date.now() + shift);
-  const { reply } = await connection.eval(SCRIPTS.report, [keys.leases, keys.log, keys.ledger, keys.levels], [String(shift), window, periods, LEVEL_PREFIXES]);
+  const reply = await connection.eval(SCRIPTS.report, [keys.leases, keys.log, keys.ledger, keys.levels], [String(shift), window, periods, LEVEL_PREFIXES]);
   const r = reply as unknown[];
   const now = Number(r[0]);
   const levels: LevelReport[] = [];

@@ -1,50 +1,50 @@
-import { PRELUDE } from './redis-lua-prelude.js';
+import { PRELUDE, tenantKeysLua } from './redis-lua-prelude.js';
 
 /**
  * The settle script: the reservation freed and the spend charged at every level it is held at
  * (the tenant's ledger first, then each level inside it, as many as it has), each level's hash
- * read once, with the threshold markers the spend may cross in the same read, and written once.
- * Field layout: see redis-budget-scripts.ts.
+ * read once, with the threshold markers the spend may cross in the same read, and written once;
+ * only the fields of the count the limit keeps are read. Field layout: see
+ * redis-budget-scripts.ts; the arguments are packed as the reserve script's are.
  *
- * KEYS: leases, log, settled, levels, then the level hashes (the tenant's ledger first). A
- * reservation settles at the levels its id names.
- * ARGV: shift, id, tokens, nano, markerMs, leaseMs, windowMs or '', period starts or '',
- * thresholds "0.8,0.95" or '', level key prefixes "u,s", the log entry's level ids ("|<id>|<id>"),
- * then per level maxTokens, maxNano and member.
+ * KEYS: the tenant's ledger (every other key is named from it). A reservation settles at the
+ * levels its id names.
+ * ARGV: shift, id, "tokens,nano,markerMs,leaseMs", count (see count_of), levels (see levels_of),
+ * thresholds "0.8,0.95" or '', the log entry's level ids ("|<id>|<id>", for a window only).
  * Returns {0} when the id had settled before (a retry: nothing charged), else {1, tenant spent
  * tokens, tenant spent nano, then per crossing: level (1-based), 'T' or 'N', threshold (text),
  * spent, limit}.
  */
 export const SETTLE_LUA = `${PRELUDE}
-local leases, log, settled, index = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+${tenantKeysLua('leases', 'log', 'settled', 'levels')}
 local id = ARGV[2]
 local now = now_ms()
-if redis.call('ZADD', settled, 'NX', now + tonumber(ARGV[5]), id) == 0 then return {0} end
-local base = string.sub(leases, 1, -7)
+local tok_s, nano_s, marker_ms, lease = string.match(ARGV[3], '^(%d+),(%d+),(%d+),(%d+)$')
+if redis.call('ZADD', settled, 'NX', now + tonumber(marker_ms), id) == 0 then return {0} end
 if now % 16 == 0 then
   redis.call('ZREMRANGEBYSCORE', settled, '-inf', now)
   sweep_levels(base, index, now)
 end
-local tok, nano, lease = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[6])
+local tok, nano = tonumber(tok_s), tonumber(nano_s)
+lease = tonumber(lease)
 local hold_t, hold_n = 0, 0
 if redis.call('ZREM', leases, id) == 1 then hold_t, hold_n = parse_id(id) end
-local win = ARGV[7]
-local ps, pe = period_of(now, ARGV[8])
-local P = win ~= '' and prefixes_of(ARGV[10]) or nil
+local win, ps, pe = count_of(now, ARGV[4])
+local L = levels_of(ARGV[5])
+local P = win ~= '' and prefixes_of(PREFIXES) or nil
 local TH = nil
-if ARGV[9] ~= '' then
+if ARGV[6] ~= '' then
   TH = {}
-  for t in string.gmatch(ARGV[9], '[^,]+') do TH[#TH + 1] = t end
+  for t in string.gmatch(ARGV[6], '[^,]+') do TH[#TH + 1] = t end
 end
-if win ~= '' then redis.call('ZADD', log, now, id .. '|' .. ARGV[3] .. '|' .. ARGV[4] .. ARGV[11]) end
+if win ~= '' then redis.call('ZADD', log, now, id .. '|' .. tok_s .. '|' .. nano_s .. ARGV[7]) end
 local out = {1, 0, 0}
-local FIELDS, NONE = 11, {}
-local function sums() return 'rt', 'rn', 'st', 'sn', 'wm', 'wt', 'wn', 'ps', 'pt', 'pn', 'xp' end
+local NONE = {}
 -- The markers of every threshold a level's limits have: read with its sums.
-local function markers(a, ask)
-  local marks = {}
-  for c = 0, 1 do
-    local code, limit = c == 0 and 'T' or 'N', ARGV[a + c]
+local function markers(a)
+  local marks, ask = {}, {'xp'}
+  for c = 1, 2 do
+    local code, limit = c == 1 and 'T' or 'N', L[a + c]
     if limit ~= '' and tonumber(limit) > 0 then
       for _, t in ipairs(TH) do
         marks[#marks + 1] = {code, limit, t}
@@ -52,18 +52,19 @@ local function markers(a, ask)
       end
     end
   end
-  return marks
+  return marks, ask
 end
-for i = 1, #KEYS - 4 do
-  local key, a = KEYS[4 + i], 12 + (i - 1) * 3
-  local member = ARGV[a + 2]
-  local f, ask, marks = nil, nil, NONE
+for i = 1, #L / 3 do
+  local a = (i - 1) * 3
+  local member = L[a + 3]
+  local key = i == 1 and ledger or base .. member
+  local f, x, marks, ask
   if TH then
-    ask = {sums()}
-    marks = markers(a, ask)
-    f = redis.call('HMGET', key, unpack(ask))
+    marks, ask = markers(a)
+    f, x = read_level(key, win, ps, unpack(ask))
   else
-    f = redis.call('HMGET', key, sums())
+    marks = NONE
+    f, x = read_level(key, win, ps, 'xp')
   end
   local b_t, b_n
   if win ~= '' then
@@ -74,10 +75,8 @@ for i = 1, #KEYS - 4 do
       b_t, b_n = level_window(log, member, f[5], f[6], f[7], win, now, P)
     end
     if f[5] ~= win then b_t, b_n = b_t - tok, b_n - nano end
-  elseif ps then
-    if tonumber(f[8]) == ps then b_t, b_n = num(f[9]), num(f[10]) else b_t, b_n = 0, 0 end
   else
-    b_t, b_n = num(f[3]), num(f[4])
+    b_t, b_n = counted(f, ps)
   end
   local a_t, a_n = b_t + tok, b_n + nano
   local w = {'st', num(f[3]) + tok, 'sn', num(f[4]) + nano}
@@ -90,19 +89,19 @@ for i = 1, #KEYS - 4 do
     if code == 'N' then before, after = b_n, a_n end
     local at = tonumber(t) * tonumber(limit)
     if before < at and at <= after then
-      local m = tonumber(f[FIELDS + k])
+      local m = tonumber(f[x + k])
       local again = m == nil
       if m ~= nil then
         if ps then again = m ~= ps elseif win ~= '' then again = now - m >= tonumber(win) end
       end
       if again then
-        w[#w + 1] = ask[FIELDS + k]; w[#w + 1] = ps or ((win ~= '' and now) or 0)
+        w[#w + 1] = ask[1 + k]; w[#w + 1] = ps or ((win ~= '' and now) or 0)
         out[#out + 1] = i; out[#out + 1] = code; out[#out + 1] = t; out[#out + 1] = after; out[#out + 1] = tonumber(limit)
       end
     end
   end
   local action = nil
-  if i > 1 then action = keep_level(index, member, f[11], level_need(now, lease, pe, win, true), w, lease) end
+  if i > 1 then action = keep_level(index, member, f[x], level_need(now, lease, pe, win, true), w, lease) end
   redis.call('HSET', key, unpack(w))
   expire_level(key, action)
   if i == 1 then out[2], out[3] = a_t, a_n end

@@ -5,7 +5,7 @@ import { BudgetStoreUnavailableError } from '../../../src/core/errors.js';
 import { RedisBudgetStore } from '../../../src/budget/redis/redis-budget-store.js';
 import { tenantKeys } from '../../../src/budget/redis/redis-budget-keys.js';
 import { SCRIPTS } from '../../../src/budget/redis/redis-budget-scripts.js';
-import { reserveCall, scriptLevels } from '../../../src/budget/redis/redis-script-calls.js';
+import { reserveCall } from '../../../src/budget/redis/redis-script-calls.js';
 import { redisForFile, uniquePrefix } from './redis-server.js';
 
 const redis = redisForFile();
@@ -82,14 +82,29 @@ describe('RedisBudgetStore against Redis', () => {
     expect(await s.reserve('t', spend(20), { maxTokens: 100 })).toMatchObject({ ok: true, reserved: spend(10) });
   });
 
+  it('a limit changed in place between calls is read as it is now; a frozen one is the same each call', async () => {
+    const s = store();
+    const levels = [{ level: 'user' as const, id: 'a', maxTokens: 50 }];
+    const limit = { maxTokens: 100, levels };
+    expect(await s.reserve('t', spend(40), limit)).toMatchObject({ ok: true });
+    levels[0]!.maxTokens = 30;
+    expect(await s.reserve('t', spend(5), limit)).toMatchObject({ ok: false, level: 'user', levelId: 'a', limit: 'maxTokens', reserved: spend(40) });
+    const frozen = Object.freeze({ maxTokens: 100, levels: Object.freeze([Object.freeze({ level: 'user' as const, id: 'b', maxTokens: 20 })]) });
+    const first = await s.reserve('t', spend(15), frozen);
+    expect(first).toMatchObject({ ok: true });
+    // The second is refused at the user's level, named as the frozen limit names it.
+    expect(await s.reserve('t', spend(10), frozen)).toMatchObject({ ok: false, level: 'user', levelId: 'b' });
+    await s.settle('t', idOf(first), spend(12), undefined, frozen);
+    expect((await s.report('t')).levels.find((l) => l.id === 'b')).toMatchObject({ spent: spend(12), reserved: spend(0) });
+  });
+
   it('a reserve that reaches Redis after its caller gave up reserves nothing', async () => {
     const s = store();
     await s.reserve('t', spend(1), { maxTokens: 100 });
     // The script as the store sends it, but with a give-up time already past on the server's clock.
     const [sec] = (await redis.raw.time()) as unknown as [string, string];
     const keys = tenantKeys(s.keyPrefix, 't');
-    const levels = scriptLevels(keys, { maxTokens: 100 });
-    const call = reserveCall(keys, levels, { tokens: '50', nano: '0' }, { maxTokens: 100 }, 'rlate.0:50:0', { shift: 0, leaseMs: 60_000, giveUpBy: Number(sec) * 1000 - 1000, dataId: undefined, dataIdKey: 'unused' });
+    const call = reserveCall(keys, { maxTokens: 100 }, 'rlate.0:50:0', { shift: 0, leaseMs: 60_000, giveUpBy: Number(sec) * 1000 - 1000, dataId: undefined });
     expect(await redis.raw.eval(SCRIPTS.reserve.lua, call.keys.length, ...call.keys, ...call.args)).toEqual([3]);
     expect(await redis.raw.zscore(keys.leases, 'rlate.0:50:0')).toBeNull();
     expect(await s.usage('t', undefined)).toEqual({ spent: spend(0), reserved: spend(1) });
