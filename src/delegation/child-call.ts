@@ -130,7 +130,7 @@ export class ChildCall {
     let running: Promise<ChildOutcome>;
     try {
       const frame = childFrame(this.frame, { runId: this.childRunId, signal: signal.signal, traceContext: ctx.traceContext, maxDepth: this.ceiling, deadline: this.deadline! });
-      const placement = { frame, accounting: ctx.account?.accounting, outputType: this.outputType, resume: this.resume, driver, session: this.session };
+      const placement = { frame, ledger: ctx.account?.accounting, outputType: this.outputType, resume: this.resume, driver, session: this.session };
       running = this.running = policy.roster.start(name, this.task, placement, ctx.account);
     } catch (error) {
       running = Promise.reject(error);
