@@ -21,7 +21,7 @@ export function unbudgetedTicket(call: ModelCall, tenantId: string | null, price
  * upper bound.
  */
 export function reserveCall(budgets: TenantBudgets, scope: BudgetScope, limit: TenantLimit, price: ModelPrice | null, call: ModelCall): CallTicket | Promise<CallTicket> {
-  if (limitsCost(limit) && price === null) throw unpricedModel(scope.tenantId, call.providerName, call.modelName);
+  if (price === null && limitsCost(limit)) throw unpricedModel(scope.tenantId, call.providerName, call.modelName);
   const inputTokens = call.estimateInputTokens();
   const outputBound = outputBoundOf(call, budgets.defaultMaxTokens, price);
   const amount: Spend = {

@@ -58,7 +58,6 @@ export function assembleCore(parts: AgentParts): { core: AgentCore; tools: reado
     tools.push(askUserTool(name));
   }
   const toolDefinitions: ToolDefinition[] = tools.map(toolDefinition);
-  const accounting = parts.metricsCollector;
   let own: Accounting | undefined;
   const requestModel = config.model.modelName ?? modelProvider.modelName;
   const core: AgentCore = {
@@ -81,7 +80,7 @@ export function assembleCore(parts: AgentParts): { core: AgentCore; tools: reado
     toolDefinitionChars: toolDefinitions.length === 0 ? 0 : JSON.stringify(toolDefinitions).length,
     toolChoice: checkToolChoice(parts.toolChoice, tools.map((t) => t.name), `agent "${name}":`),
     config,
-    accounting,
+    ledger: parts.metricsCollector,
     // The default ledger for a root given none: the collector, the one Accounting symfonic ships.
     privateAccounting: () => (own ??= new MetricsCollector()),
     logger,

@@ -12,7 +12,7 @@ import { doorStart } from './run-start.js';
 export function declareAgentChild(agent: object, core: AgentCore, facade: boolean): void {
   declareChild(agent, {
     name: core.name,
-    declares: { ledger: core.accounting ?? 'offered', resumable: true, remote: false, roster: core.roster, sessions: core.sessions, facade },
+    declares: { ledger: core.ledger ?? 'offered', resumable: true, remote: false, roster: core.roster, sessions: core.sessions, facade },
     start: (task, placement) => executeRun(core, task, doorStart(placement)),
   });
 }

@@ -22,7 +22,7 @@ export interface AgentCore {
   readonly toolChoice: ToolChoice | undefined;
   readonly config: FrameworkConfig;
   /** The agent's own ledger, if it was given one. */
-  readonly accounting: Accounting | undefined;
+  readonly ledger: Accounting | undefined;
   /** A ledger of the agent's own for root runs given none: made on first use. */
   readonly privateAccounting: () => Accounting;
   readonly logger: Logger;

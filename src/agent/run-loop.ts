@@ -35,7 +35,7 @@ export { EmptyModelResponseError } from './model-response.js';
 function openRun(core: AgentCore, start: RunStart): RunState {
   const frame = start.frame;
   const resumed = start.resume?.run;
-  const ledger = core.accounting ?? start.accounting ?? core.privateAccounting();
+  const ledger = core.ledger ?? start.ledger ?? core.privateAccounting();
   // The state is what the account reports to; its span starts once the account is open.
   const state = new RunState(core, start);
   let account: RunAccount;

@@ -55,7 +55,7 @@ export function callerStart(core: AgentCore, options: RunOptions | undefined, hu
 
 /** A run the delegator placed through the child door: its frame as given. */
 export function doorStart(placement: Placement): RunStart {
-  return { frame: placement.frame, accounting: placement.accounting, outputType: placement.outputType, resume: placement.resume, driver: placement.driver, owned: undefined, history: undefined, door: true, wrapped: undefined, session: placement.session };
+  return { frame: placement.frame, ledger: placement.ledger, outputType: placement.outputType, resume: placement.resume, driver: placement.driver, owned: undefined, history: undefined, door: true, wrapped: undefined, session: placement.session };
 }
 
 /** A root run from its validated options; `hub` is the sink a stream made for it, which aborts the run through `owned`. */
@@ -78,7 +78,7 @@ function rootStart(core: AgentCore, request: RunRequest, hub?: EventHub, resumab
   });
   // A root: a run placed under a parent by hand is a child of a tree that keeps its own session.
   const session = request.parentRunId === null ? rootMemory(core.sessions, request.scope, core.name) : undefined;
-  return { frame, accounting: request.ledger, outputType: request.outputType, owned, history: request.history, door: false, wrapped: undefined, session };
+  return { frame, ledger: request.ledger, outputType: request.outputType, owned, history: request.history, door: false, wrapped: undefined, session };
 }
 
 /**
@@ -101,7 +101,7 @@ function wrappedStart(core: AgentCore, call: WrappedCall, request: RunRequest, h
     // It spends as the child too: in its delegator's ledger (an agent with one of its own keeps
     // it), so the tenant's budget holds it and a delegator open there rolls it up; under an id
     // of its own, since the options passed on name the first run's.
-    const later: RunRequest = { ...request, scope: request.scope ?? placed.scope, runId: request.runId === placed.runId ? undefined : request.runId, ledger: call.placement.accounting ?? request.ledger };
+    const later: RunRequest = { ...request, scope: request.scope ?? placed.scope, runId: request.runId === placed.runId ? undefined : request.runId, ledger: call.placement.ledger ?? request.ledger };
     // It reports to the call as it closes, so spend in a ledger of its own is taken in too.
     return { ...rootStart(core, later, hub, false), wrapped: call };
   }
@@ -117,7 +117,7 @@ function wrappedStart(core: AgentCore, call: WrappedCall, request: RunRequest, h
     resumable: false,
   });
   const outputType = request.outputType ?? call.placement.outputType;
-  return { frame, accounting: call.placement.accounting, outputType, owned, history: request.history, door: false, wrapped: call, session: call.placement.session };
+  return { frame, ledger: call.placement.ledger, outputType, owned, history: request.history, door: false, wrapped: call, session: call.placement.session };
 }
 
 /** The sink for an onEvent callback given in the options, if one was. */
@@ -148,7 +148,7 @@ export async function resumeStart(core: AgentCore, input: unknown, options: Resu
   checkRoster(core, run);
   // Unchecked snapshots bind an approval to its input only through the digest the decision carries.
   const decisions = checkDecisions(run, given.decisions, { digestsRequired: !isChecked(core.snapshots) });
-  checkGivenAgain(core.name, snapshot, given, core.accounting !== undefined);
+  checkGivenAgain(core.name, snapshot, given, core.ledger !== undefined);
   // Last of the checks: a resume refused by any of them has not used the snapshot up.
   await claimSnapshot(core.snapshots, snapshot, core.name);
   const request = readRunOptions({ ...(given.signal ? { signal: given.signal } : {}), ...(given.onEvent ? { onEvent: given.onEvent } : {}), ...(given.askUser ? { askUser: given.askUser } : {}) });
@@ -160,5 +160,5 @@ export async function resumeStart(core: AgentCore, input: unknown, options: Resu
   const traceContext = run.span === undefined ? otelContext.active() : trace.setSpanContext(otelContext.active(), { traceId: run.span.traceId, spanId: run.span.spanId, traceFlags: run.span.flags, isRemote: true });
   const frame = frameFromData(data, { signal: owned.signal, traceContext, askUser: request.askUser, events });
   const session = data.parentRunId === null ? rootMemory(core.sessions, frame.scope, core.name) : undefined;
-  return { frame, accounting: given.accounting, outputType: given.outputType, owned, history: undefined, door: false, wrapped: undefined, resume: { run, decisions }, session };
+  return { frame, ledger: given.accounting, outputType: given.outputType, owned, history: undefined, door: false, wrapped: undefined, resume: { run, decisions }, session };
 }

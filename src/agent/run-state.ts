@@ -81,7 +81,7 @@ export class RunState implements RunReporter {
     this.wrapped = start.wrapped;
     this.atDoor = start.door;
     this.driver = start.driver;
-    this.offeredLedger = core.accounting === undefined && start.accounting !== undefined;
+    this.offeredLedger = core.ledger === undefined && start.ledger !== undefined;
     this.session = start.session;
     // The calls that had ended before a pause keep their records across it.
     const written = start.resume?.run.delegations;

@@ -26,6 +26,8 @@ export interface ChildPolicy {
 
 /** A run without a driver calls its child directly: the step is its body's result, made now. */
 const made = (value: ChildStep): Recorded<ChildStep> => ({ value, replayed: false });
+/** A driver records the step as it is. */
+const asIs = (step: ChildStep): ChildStep => step;
 
 /**
  * One child in flight: its slot among the run's concurrent delegations, its deadline, its signal,
@@ -65,12 +67,12 @@ export class ChildCall {
   run(): Promise<string | PausedCall> {
     const ctx = this.call.ctx;
     const driver = ctx.step?.driver;
-    if (driver === undefined) return this.slotted(() => this.begin()).then((step) => this.read(made(step)));
+    if (driver === undefined) return this.slotted(() => this.begin((step) => this.read(made(step))));
     let recorded: Promise<Recorded<ChildStep>>;
     try {
       this.started();
       const start = childStartOf(this.frame, this.childRunId, this.ceiling, this.deadline!, this.call.name, this.task, ctx.traceContext, this.resume);
-      recorded = driver.child(this.stepKey(), start, () => this.slotted(() => this.inProcess(driver)));
+      recorded = driver.child(this.stepKey(), start, () => this.slotted(() => this.inProcess(driver, asIs)));
     } catch (error) {
       return Promise.reject(error);
     }
@@ -106,9 +108,9 @@ export class ChildCall {
   }
 
   /** An undriven child starts once it has its slot: its deadline runs from then. */
-  private begin(): Promise<ChildStep> {
+  private begin<T>(then: (step: ChildStep) => T): Promise<T> {
     this.started();
-    return this.inProcess(undefined);
+    return this.inProcess(undefined, then);
   }
 
   /** The delegation is under way: on its delegator's record, in the event stream, and with its deadline decided (the one its signal, frame and refusal read). */
@@ -122,27 +124,31 @@ export class ChildCall {
     this.deadline = childDeadline(this.frame.deadline, policy.childTimeoutMs);
   }
 
-  /** The child's run in this process, its end as data: its outcome, or its failure (a failure that fails the run, or an abort, rejects). */
-  private inProcess(driver: RunDriver | undefined): Promise<ChildStep> {
+  /**
+   * The child's run in this process, its end as data (its outcome, or its failure; a failure that
+   * fails the run, or an abort, rejects), handed to `then` in the same reaction: a parent waiting
+   * on its child holds one promise for it, not a chain.
+   */
+  private inProcess<T>(driver: RunDriver | undefined, then: (step: ChildStep) => T): Promise<T> {
     const { call, policy } = this;
     const { ctx, name } = call;
     const signal = (this.signal = childSignal(ctx.signal, this.deadline!));
     let running: Promise<ChildOutcome>;
     try {
       const frame = childFrame(this.frame, { runId: this.childRunId, signal: signal.signal, traceContext: ctx.traceContext, maxDepth: this.ceiling, deadline: this.deadline! });
-      const placement = { frame, accounting: ctx.account?.accounting, outputType: this.outputType, resume: this.resume, driver, session: this.session };
+      const placement = { frame, ledger: ctx.account?.accounting, outputType: this.outputType, resume: this.resume, driver, session: this.session };
       running = this.running = policy.roster.start(name, this.task, placement, ctx.account);
     } catch (error) {
       running = Promise.reject(error);
     }
     // Raced, because a child that ignores its signal must still be let go at its timeout.
     return raceAbort(running, signal.signal, `sub-agent "${name}"`).then(
-      (outcome): ChildStep => {
+      (outcome) => {
         this.done();
         // Recorded, the outcome becomes plain data; read at once, it is that data already.
-        return { outcome: driver === undefined ? outcome : outcomeData(outcome) };
+        return then({ outcome: driver === undefined ? outcome : outcomeData(outcome) });
       },
-      (error: unknown) => this.failed(error),
+      (error: unknown) => then(this.failed(error)),
     );
   }
 

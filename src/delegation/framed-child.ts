@@ -29,7 +29,7 @@ export interface Resumption {
 export interface Placement {
   readonly frame: RunFrame;
   /** The delegator's ledger: where a child with no ledger of its own opens its account. */
-  readonly accounting: Accounting | undefined;
+  readonly ledger: Accounting | undefined;
   /** What the delegator asks back: the child's model is asked for it and its answer validated. */
   readonly outputType: ZodType | undefined;
   /** Set when the child goes on from where it suspended, instead of starting on its task. */

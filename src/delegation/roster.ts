@@ -149,7 +149,7 @@ export class DelegationRoster {
    */
   async run(name: string, task: unknown, options: RosterRunOptions = {}): Promise<ChildOutcome> {
     try {
-      return await this.start(name, taskText(task), { frame: frameFromOptions(options), accounting: undefined, outputType: this.find(name)?.outputType });
+      return await this.start(name, taskText(task), { frame: frameFromOptions(options), ledger: undefined, outputType: this.find(name)?.outputType });
     } catch (error) {
       throw error instanceof RunFailure ? error.error : error;
     }

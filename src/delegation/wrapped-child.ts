@@ -39,7 +39,7 @@ export class WrappedCall {
       this.spent = spent;
       return;
     }
-    if (spent.accounting !== undefined && spent.accounting.ledger === this.placement.accounting?.id) return;
+    if (spent.accounting !== undefined && spent.accounting.ledger === this.placement.ledger?.id) return;
     (this.others ??= []).push(spent);
   }
 

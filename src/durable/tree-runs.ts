@@ -60,7 +60,7 @@ export async function runRoot(host: TreeHost, input: RootInput, workflowId: stri
     const driver = new DbosDriver(host.engine, { root: input.agent, path: [], generation: input.generation, rootRunId: input.frame.runId });
     // A root of its own conversation: an agent with sessions, a scope naming one (loaded and appended as in-process roots are).
     const session = treeMemory(host.registry, input.agent, [], opened.frame.scope);
-    const response = (await child.start(input.task, { frame: opened.frame, accounting: host.accounting, outputType: undefined, resume: input.resume, driver, session })) as AgentResponse;
+    const response = (await child.start(input.task, { frame: opened.frame, ledger: host.accounting, outputType: undefined, resume: input.resume, driver, session })) as AgentResponse;
     return { response: rootResponse(response, input) };
   } catch (error) {
     return { failure: failureOf(error, owned?.timedOut === true) };
@@ -90,7 +90,7 @@ export async function runChild(host: TreeHost, input: ChildInput): Promise<Child
     const driver = new DbosDriver(host.engine, { root: input.root, path: input.path, generation: input.generation, rootRunId: treeOf(input) });
     // Its own namespace of the tree's session, remembered with memory 'session' (history a recorded step of this workflow).
     const session = treeMemory(host.registry, input.root, input.path, opened.frame.scope);
-    const placement = { frame: opened.frame, accounting: host.accounting, outputType: roster.find(name)!.outputType, resume: input.start.resume, driver, session };
+    const placement = { frame: opened.frame, ledger: host.accounting, outputType: roster.find(name)!.outputType, resume: input.start.resume, driver, session };
     return { outcome: outcomeData(await roster.start(name, input.start.task, placement)) };
   } catch (error) {
     // Its frame's timer fires at its deadline, which may be its delegator's: only its own limit reads as its time running out.

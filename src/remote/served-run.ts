@@ -37,5 +37,5 @@ export async function runServed(agent: SymfonicAgent, task: string, options: Ser
   // A conversation served by contextId (served-handler.ts): the agent's own namespace of it, remembered.
   const child = agentChild(agent);
   const session = rootMemory(child.declares.sessions, frame.scope, child.name);
-  return (await child.start(task, { frame, accounting: undefined, outputType: undefined, resume, session })) as AgentResponse;
+  return (await child.start(task, { frame, ledger: undefined, outputType: undefined, resume, session })) as AgentResponse;
 }

@@ -15,7 +15,28 @@ export const USD_DIGITS = 12;
 export function roundUsd<T extends number | null>(usd: T, digits?: number): T;
 export function roundUsd(usd: number | null, digits = USD_DIGITS): number | null {
   if (usd === null || usd === 0 || !Number.isFinite(usd)) return usd;
-  return Number(usd.toPrecision(digits));
+  return shortDecimal(usd, digits) ?? Number(usd.toPrecision(digits));
+}
+
+/** 10^k for k = 0..22, each exact (10^23 is not a double). */
+const POW10 = Array.from({ length: 23 }, (_, k) => Number(`1e${k}`));
+
+/**
+ * `Number(usd.toPrecision(digits))` without the text, for a cost that already has at most `digits`
+ * significant digits (give or take float error), as most figures do (0.00096, 0.3 from
+ * 0.30000000000000004): then usd × 10^k lands exactly on that decimal's digits n, an integer below
+ * 10^digits (the product's error is under 2^-13, so toPrecision rounds to n as well), and n / 10^k,
+ * both exact, is the double nearest that decimal, which is what Number() reads back from its text.
+ * Undefined when digits must be rounded off: toPrecision does that. An exponent Math.log10 got
+ * wrong by one only makes n too long (undefined) or a digit shorter (the same decimal).
+ */
+function shortDecimal(usd: number, digits: number): number | undefined {
+  if (digits > 15) return undefined;
+  const k = digits - 1 - Math.floor(Math.log10(Math.abs(usd)));
+  const scale = POW10[k];
+  if (scale === undefined) return undefined;
+  const n = usd * scale;
+  return Number.isInteger(n) && Math.abs(n) < POW10[digits]! ? n / scale : undefined;
 }
 
 /**

@@ -62,5 +62,5 @@ export class RecordingDriver implements RunDriver {
 
 /** A root's placement at the child door, with a driver: how a durable engine opens a run from data. */
 export function rootPlacement(runId: string, driver: RunDriver, scope?: Scope) {
-  return { frame: frameFrom({ runId, rootRunId: runId, parentRunId: null, depth: 0, ...(scope ? { scope } : {}) }), accounting: undefined, outputType: undefined, driver };
+  return { frame: frameFrom({ runId, rootRunId: runId, parentRunId: null, depth: 0, ...(scope ? { scope } : {}) }), ledger: undefined, outputType: undefined, driver };
 }
