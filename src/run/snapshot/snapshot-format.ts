@@ -2,7 +2,7 @@
  * The shape of a version-1 snapshot, written once with the reader's checks (format-checks.ts):
  * what `readSnapshot` accepts, and how it words what it refuses.
  */
-import { scopeSchema } from '../../core/scope.js';
+import { checkScope } from '../../core/scope.js';
 import { ID_PATTERN, ID_RULE } from '../ids.js';
 import { KIND_NAMES } from '../interruption-kinds.js';
 import { SNAPSHOT_VERSION } from './run-snapshot.js';
@@ -20,13 +20,13 @@ const delegation = strictObject({ toolCallId: text, child: text, childRunId: nul
 const toolCall = strictObject({ id: text, name: text, arguments: text });
 const message = strictObject({ role: oneOf(['user', 'assistant', 'tool']), content: text, toolCalls: optional(array(toolCall)), toolCallId: optional(text) });
 
-// A scope is checked by the scope's own schema (core/scope.ts), its one definition; zod's issues
+// A scope is checked by the scope's own schema (core/scope.ts checkScope), its one definition; zod's issues
 // are read back in the reader's terms (a wrong type or a failed custom check rules a branch out).
 const ABORTING = new Set(['invalid_type', 'invalid_value', 'invalid_union', 'invalid_key', 'invalid_element', 'custom']);
 const scope: Check = (value, up, key, out) => {
-  const parsed = scopeSchema.safeParse(value);
-  if (parsed.success) return;
-  for (const i of parsed.error.issues) {
+  const checked = checkScope(value);
+  if (!Array.isArray(checked)) return;
+  for (const i of checked) {
     let at = up;
     let last = key;
     for (const seg of i.path) {
