@@ -137,15 +137,17 @@ export interface Refinement {
 
 /** An object with exactly these fields (an extra one is a defect), in the order they are checked. */
 export function strictObject(shape: Readonly<Record<string, Check>>, refinement?: Refinement): Check {
-  const fields = Object.entries(shape);
+  const names = Object.keys(shape);
+  const checks = Object.values(shape);
+  const known = new Set(names);
   return (value, up, key, out) => {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) return wrongType(out, up, key, 'object', value);
     const record = value as Record<string, unknown>;
     const start = out.length;
     const at = here(up, key);
-    for (const [field, check] of fields) check(record[field], at, field, out);
+    for (let i = 0; i < names.length; i++) checks[i]!(record[names[i]!], at, names[i], out);
     let extra: string[] | undefined;
-    for (const field in record) if (!Object.hasOwn(shape, field)) (extra ??= []).push(field);
+    for (const field in record) if (!known.has(field)) (extra ??= []).push(field);
     if (extra !== undefined) issue(out, up, key, `Unrecognized key${extra.length > 1 ? 's' : ''}: ${extra.map(quoted).join(', ')}`, false);
     if (refinement !== undefined && !abortedSince(out, start) && !refinement.holds(record)) issue(out, at, refinement.field, refinement.message, false);
   };
