@@ -132,3 +132,20 @@ describe("the snapshot's reader against the zod schema it replaced", () => {
     }
   });
 });
+
+describe("a defect deep in a tree is read once per level", () => {
+  it('a tree nested 60 runs deep with a defect at its leaf: refused in the words zod used, without reading any level twice over', { timeout: 20_000 }, async () => {
+    const [plain] = await bases();
+    const childCall = plain!.run.waits.calls[0];
+    let run: Json = copy(childCall.child);
+    run.turns = -1;
+    for (let i = 0; i < 60; i++) run = { ...copy(childCall.child), runId: `r${i}`, waits: { calls: [{ callId: childCall.child.waits.calls[0].callId, child: run }] } };
+    const deep = { ...plain!, run: { ...plain!.run, waits: { calls: [{ callId: childCall.callId, child: run }] } } };
+    const started = performance.now();
+    const message = readerDefects(deep);
+    // Read twice per level, 60 levels would take longer than the universe has left; once, a few milliseconds.
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(message).toMatch(/Too small: expected number to be >=0\n {2}→ at run\.waits\.calls\[0\]\.child(\.waits\.calls\[0\]\.child){60}\.turns$/);
+    expect(message).toBe(zodDefects(deep));
+  });
+});
