@@ -1,10 +1,10 @@
-import { z, type ZodType } from 'zod';
+import type { ZodType } from 'zod';
 import { outputTypeProblem } from '../core/output-type.js';
 import { isAccounting, type Accounting } from '../accounting/accounting.js';
 import type { MetricsCollector } from '../accounting/metrics-collector.js';
 import { ConfigurationError } from '../core/errors.js';
 import type { Decisions } from '../run/interruption.js';
-import { checked, readOptions } from '../core/options.js';
+import { refuseUnknownKeys } from '../core/options.js';
 import type { AskUser } from '../run/run-frame.js';
 import type { GivenAgain, RunSnapshot } from '../run/snapshot/run-snapshot.js';
 import type { RunEvent } from './run-events.js';
@@ -36,23 +36,44 @@ export interface ResumeRequest {
   readonly outputType: ZodType | undefined;
 }
 
-const fn = (what: string) => checked<never>((f) => typeof f === 'function', `${what} must be a function.`).optional();
-const resumeSchema = z
-  .object({
-    // Checked against the snapshot's interruptions in checkDecisions, which names each id.
-    decisions: z.unknown(),
-    signal: checked<AbortSignal>((s) => s instanceof AbortSignal, 'signal must be an AbortSignal.').optional(),
-    onEvent: fn('onEvent'),
-    askUser: fn('askUser'),
-    metricsCollector: checked<Accounting>(isAccounting, 'metricsCollector must be a MetricsCollector (or another Accounting: { id, open(frame, agentName) }).').optional(),
-    outputType: checked<ZodType>((s) => outputTypeProblem(s, 'outputType') === undefined, (s) => `${outputTypeProblem(s, 'outputType')!} (the one the suspended run was given)`).optional(),
-  })
-  .strict();
+const fn = (what: string) => [(f: unknown) => typeof f === 'function', `${what} must be a function.`] as const;
+// Each option's check and what it says when the check fails, in the order problems are listed.
+// Checked by hand, as run options are: a resume reads its options once per call, and a zod
+// schema of custom checks cost more than the rest of reading them.
+const RULES: Readonly<Record<keyof ResumeOptions, readonly [(value: unknown) => boolean, string | ((value: unknown) => string)] | undefined>> = {
+  // Checked against the snapshot's interruptions in checkDecisions, which names each id.
+  decisions: undefined,
+  signal: [(s) => s instanceof AbortSignal, 'signal must be an AbortSignal.'],
+  onEvent: fn('onEvent'),
+  askUser: fn('askUser'),
+  metricsCollector: [isAccounting, 'metricsCollector must be a MetricsCollector (or another Accounting: { id, open(frame, agentName) }).'],
+  outputType: [(s) => outputTypeProblem(s, 'outputType') === undefined, (s) => `${outputTypeProblem(s, 'outputType')!} (the one the suspended run was given)`],
+};
+const KEYS = Object.keys(RULES);
 
-/** Validates resume's options, before the snapshot is read. */
+/** Validates resume's options, before the snapshot is read: unknown keys refused naming the known ones, then every value's problem in one error. */
 export function readResumeOptions(options: unknown): ResumeRequest {
-  const read = readOptions('resume', options, resumeSchema, { ignoreUndefined: true, example: 'agent.resume(snapshot, { decisions: { [interruption.id]: { approve: true } } })' });
-  return { decisions: read.decisions, signal: read.signal, onEvent: read.onEvent, askUser: read.askUser, accounting: read.metricsCollector, outputType: read.outputType };
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new ConfigurationError('resume needs an options object: agent.resume(snapshot, { decisions: { [interruption.id]: { approve: true } } })');
+  }
+  refuseUnknownKeys('resume', options, KEYS, { ignoreUndefined: true });
+  const read = options as Partial<Record<keyof ResumeOptions, unknown>>;
+  const problems: string[] = [];
+  for (const key of KEYS as (keyof ResumeOptions)[]) {
+    const rule = RULES[key];
+    const value = read[key];
+    if (rule === undefined || value === undefined || rule[0](value)) continue;
+    problems.push(typeof rule[1] === 'string' ? rule[1] : rule[1](value));
+  }
+  if (problems.length > 0) throw new ConfigurationError(`resume: ${problems.join('; ')}`);
+  return {
+    decisions: read.decisions,
+    signal: read.signal as AbortSignal | undefined,
+    onEvent: read.onEvent as ResumeRequest['onEvent'],
+    askUser: read.askUser as AskUser | undefined,
+    accounting: read.metricsCollector as Accounting | undefined,
+    outputType: read.outputType as ZodType | undefined,
+  };
 }
 
 /**

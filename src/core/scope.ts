@@ -94,13 +94,36 @@ function plainData(o: object): boolean {
 }
 
 function validateScope(input: unknown): Scope {
+  const checked = checkScope(input);
+  if (!Array.isArray(checked)) return checked;
+  throw new ConfigurationError(
+    `invalid scope: ${z.prettifyError(new z.ZodError(checked))}. Pass { tenantId: string, userId?: string, ` +
+      `sessionId?: string, attributes?: Record<string, string> }.`,
+  );
+}
+
+// Scopes of ids alone, checked before, by content: a resume reads its tree's scope from fresh
+// JSON every time (twice: the snapshot's reader, then the frame), and zod's check of the same few
+// ids cost more than the rest of reading the snapshot. Bounded: emptied when full.
+const knownScopes = new Map<string, Scope>();
+const KNOWN_SCOPES_MAX = 1024;
+
+/** The content of a plain scope of string ids and nothing else, as one key; undefined for any other input. */
+function idsKey(input: unknown): string | undefined {
+  if (typeof input !== 'object' || input === null || Object.getPrototypeOf(input) !== Object.prototype) return undefined;
+  const { tenantId, userId, sessionId } = input as Record<string, unknown>;
+  if (typeof tenantId !== 'string' || !(userId === undefined || typeof userId === 'string') || !(sessionId === undefined || typeof sessionId === 'string')) return undefined;
+  if (Object.keys(input).length !== 1 + (userId === undefined ? 0 : 1) + (sessionId === undefined ? 0 : 1)) return undefined;
+  return JSON.stringify([tenantId, userId ?? null, sessionId ?? null]);
+}
+
+/** A scope checked with scopeSchema: its deeply frozen copy, or the issues zod found with it. */
+export function checkScope(input: unknown): Scope | z.core.$ZodIssue[] {
+  const key = idsKey(input);
+  const known = key === undefined ? undefined : knownScopes.get(key);
+  if (known !== undefined) return known;
   const parsed = scopeSchema.safeParse(input);
-  if (!parsed.success) {
-    throw new ConfigurationError(
-      `invalid scope: ${z.prettifyError(parsed.error)}. Pass { tenantId: string, userId?: string, ` +
-        `sessionId?: string, attributes?: Record<string, string> }.`,
-    );
-  }
+  if (!parsed.success) return parsed.error.issues;
   const value = parsed.data;
   const scope: Scope = Object.freeze({
     tenantId: value.tenantId,
@@ -109,5 +132,9 @@ function validateScope(input: unknown): Scope {
     ...(value.attributes !== undefined ? { attributes: Object.freeze({ ...value.attributes }) } : {}),
   });
   frozenScopes.add(scope);
+  if (key !== undefined) {
+    if (knownScopes.size >= KNOWN_SCOPES_MAX) knownScopes.clear();
+    knownScopes.set(key, scope);
+  }
   return scope;
 }

@@ -1,81 +1,10 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { z } from 'zod';
 import { SnapshotError } from '../../core/errors.js';
-import { ID_PATTERN, ID_RULE } from '../ids.js';
-import { KIND_NAMES } from '../interruption-kinds.js';
-import { scopeSchema } from '../../core/scope.js';
-import { SNAPSHOT_VERSION, type RunSnapshot, type SuspendedRun } from './run-snapshot.js';
+import { SNAPSHOT_VERSION, type RunSnapshot } from './run-snapshot.js';
+import { snapshotDefects } from './snapshot-format.js';
 
 /** Runs nested deeper than this are no tree a depth ceiling (at most 32) lets grow: refused before anything reads them. */
 const MAX_NESTING = 64;
-
-const id = z.string().regex(ID_PATTERN, ID_RULE);
-const count = z.number().int().nonnegative();
-const usage = z.object({ inputTokens: count, outputTokens: count, cacheReadInputTokens: count.optional(), source: z.enum(['reported', 'estimated']) }).strict();
-const cost = z.number().nonnegative().finite().nullable();
-const figures = z.object({ own: usage, total: usage, costUsd: cost, totalCostUsd: cost }).strict();
-const outcome = z.enum(['delegated', 'refused_depth', 'unknown_child', 'child_error', 'budget_exceeded', 'aborted', 'invalid_request', 'suspended']);
-const delegation = z
-  .object({ toolCallId: z.string(), child: z.string(), childRunId: id.nullable(), outcome, output: z.unknown().optional(), usage, costUsd: cost })
-  .strict();
-const toolCall = z.object({ id: z.string(), name: z.string(), arguments: z.string() }).strict();
-const message = z
-  .object({ role: z.enum(['user', 'assistant', 'tool']), content: z.string(), toolCalls: z.array(toolCall).optional(), toolCallId: z.string().optional() })
-  .strict();
-const place = z.object({ rootRunId: id, parentRunId: id.nullable(), depth: count, scope: scopeSchema.nullable() }).strict();
-const amount = z.number().nonnegative().finite();
-const refusal = z
-  .object({ tenantId: z.string().min(1), limitName: z.enum(['maxTokens', 'maxCostUsd']), limit: amount, spent: amount, reserved: amount, requested: amount })
-  .strict();
-const wait = z.object({ id: z.string().min(1).max(300), kind: z.enum(KIND_NAMES), refusal: refusal.optional() }).strict();
-const remoteWait = z
-  .object({
-    agent: z.string().min(1),
-    taskId: z.string().min(1).max(256),
-    contextId: z.string().min(1).max(256),
-    interruptions: z.array(wait.extend({ remoteId: z.string().min(1).max(256).optional() }).strict()).min(1),
-  })
-  .strict();
-const span = z.object({ traceId: z.string().regex(/^[0-9a-f]{32}$/), spanId: z.string().regex(/^[0-9a-f]{16}$/), flags: z.number().int().min(0).max(255) }).strict();
-
-const suspendedRun: z.ZodType<SuspendedRun> = z.lazy(() =>
-  z
-    .object({
-      runId: id,
-      place: place.optional(),
-      maxDepth: count.optional(),
-      deadline: z.number().int().positive().optional(),
-      // Empty only for a remote child's run, whose conversation its server keeps (refined below).
-      messages: z.array(message),
-      turns: count,
-      figures,
-      delegatedTo: z.array(z.string()),
-      delegations: z.array(delegation).optional(),
-      span: span.optional(),
-      waits: z.union([
-        z.object({ model: wait }).strict(),
-        z
-          .object({
-            calls: z
-              .array(
-                z.union([
-                  z.object({ callId: z.string(), result: z.string() }).strict(),
-                  z.object({ callId: z.string(), wait }).strict(),
-                  z.object({ callId: z.string(), child: suspendedRun }).strict(),
-                ]),
-              )
-              .min(1),
-          })
-          .strict(),
-        z.object({ remote: remoteWait }).strict(),
-      ]),
-    })
-    .strict()
-    .refine((run) => run.messages.length > 0 || 'remote' in run.waits, { message: 'a run that is not a remote child\'s holds at least one message', path: ['messages'] }),
-) as z.ZodType<SuspendedRun>;
-
-const givenAgain = z.object({ metricsCollector: z.literal(true).optional(), outputType: z.literal(true).optional() }).strict();
-const envelope = z.object({ version: z.literal(SNAPSHOT_VERSION), id: id.optional(), agent: z.string(), run: suspendedRun, seq: count.optional(), givenAgain: givenAgain.optional(), signature: z.string().regex(/^[0-9a-f]{64}$/).optional() }).strict();
 
 /** How deep runs nest, walked without recursion: a hostile snapshot must not overflow the stack. */
 function nesting(value: unknown): number {
@@ -121,9 +50,9 @@ export function readSnapshot(input: unknown): RunSnapshot {
     throw new SnapshotError(`this snapshot is of version ${JSON.stringify(version)}, and this symfonic reads version ${SNAPSHOT_VERSION}: resume it with the symfonic version that wrote it.`);
   }
   if (nesting(value) > MAX_NESTING) throw new SnapshotError(`the snapshot's runs are nested more than ${MAX_NESTING} deep, which no delegation tree grows: it is not a snapshot this code wrote.`);
-  const parsed = envelope.safeParse(value);
-  if (!parsed.success) throw new SnapshotError(`the snapshot is malformed: ${z.prettifyError(parsed.error)}. It must be resumed as written (JSON round trips keep it whole).`);
-  return parsed.data as RunSnapshot;
+  const defects = snapshotDefects(value);
+  if (defects !== undefined) throw new SnapshotError(`the snapshot is malformed: ${defects}. It must be resumed as written (JSON round trips keep it whole).`);
+  return value as RunSnapshot;
 }
 
 /** JSON with object keys sorted at every level: the same bytes for the same data, whatever order a store kept its keys in. */
