@@ -14,13 +14,16 @@ import type { RunState } from './run-state.js';
  * A remembering run's start: its namespace's history, read before the first model call, goes
  * before the turn's own messages (the user message; a resumed turn's conversation since it began).
  */
-export async function openTurn(run: RunState, memory: SessionMemory): Promise<void> {
-  const load = () => loadHistory(memory, run.signal);
+export function openTurn(run: RunState, memory: SessionMemory): Promise<void> {
+  const start = (history: readonly Message[]): void => {
+    run.messages.splice(0, 0, ...history);
+    run.turnFrom = history.length;
+    run.sessionLoaded = true;
+  };
+  const driver = run.driver;
+  if (driver?.history === undefined) return loadHistory(memory, run.signal, start);
   // A durable turn reads its history as a recorded step: a recovery replays what it first read.
-  const history = run.driver?.history === undefined ? await load() : (await run.driver.history(run.frame.runId, load)).value;
-  run.messages.splice(0, 0, ...history);
-  run.turnFrom = history.length;
-  run.sessionLoaded = true;
+  return driver.history(run.frame.runId, () => loadHistory(memory, run.signal, (history) => history)).then((recorded) => start(recorded.value));
 }
 
 /**
@@ -36,15 +39,18 @@ export async function closeTurn(run: RunState, exit: Exit, figures: RunFigures, 
     response = closeRun(run, exit, figures, started);
   } catch (error) {
     const failed = [run.messages[run.turnFrom]!, { role: 'assistant', content: failureText(error) } satisfies Message];
-    await appendTurn(memory, turnOf(run, memory, failed, figures, 'failed')).catch((e: unknown) => run.log().error({ err: e }, 'the failed turn could not be appended to its session'));
+    const sc = run.span.spanContext();
+    const spent = { traceId: trace.isSpanContextValid(sc) ? sc.traceId : null, usage: figures.own, totalUsage: figures.total, costUsd: roundUsd(figures.costUsd), totalCostUsd: roundUsd(figures.totalCostUsd) };
+    const failure = await appendTurn(memory, turnOf(run, memory, failed, spent, 'failed'));
+    if (failure !== undefined) run.log().error({ err: failure }, 'the failed turn could not be appended to its session');
     throw error;
   }
   if (response.status === 'suspended') return response;
-  try {
-    await appendTurn(memory, turnOf(run, memory, run.messages.slice(run.turnFrom), figures, 'completed'));
-  } catch (error) {
-    run.log().error({ err: error }, 'the answered turn could not be appended to its session; the response carries it as sessionError');
-    response.sessionError = error as AgentResponse['sessionError'];
+  // The response already holds the turn's trace id and its spend, rounded as the record keeps them.
+  const failure = await appendTurn(memory, turnOf(run, memory, run.messages.slice(run.turnFrom), response, 'completed'));
+  if (failure !== undefined) {
+    run.log().error({ err: failure }, 'the answered turn could not be appended to its session; the response carries it as sessionError');
+    response.sessionError = failure;
   }
   return response;
 }
@@ -55,18 +61,20 @@ function failureText(error: unknown): string {
   return `[this turn failed: ${e.name || 'Error'}: ${modelVisibleText(e.message)}]`;
 }
 
-function turnOf(run: RunState, memory: SessionMemory, messages: readonly Message[], figures: RunFigures, status: SessionTurnRecord['status']): SessionTurn {
+/** What a turn's record says of its tree: its trace and spend (a response's fields, or the same read from a failed run). */
+type TurnSpend = Pick<AgentResponse, 'traceId' | 'usage' | 'totalUsage' | 'costUsd' | 'totalCostUsd'>;
+
+function turnOf(run: RunState, memory: SessionMemory, messages: readonly Message[], spent: TurnSpend, status: SessionTurnRecord['status']): SessionTurn {
   const f = run.frame;
-  const sc = run.span.spanContext();
   const record: SessionTurnRecord = {
     rootRunId: f.rootRunId,
-    traceId: trace.isSpanContextValid(sc) ? sc.traceId : null,
+    traceId: spent.traceId,
     agent: memory.key.agent,
     at: new Date().toISOString(),
-    usage: { ...figures.own },
-    totalUsage: { ...figures.total },
-    costUsd: roundUsd(figures.costUsd),
-    totalCostUsd: roundUsd(figures.totalCostUsd),
+    usage: { ...spent.usage },
+    totalUsage: { ...spent.totalUsage },
+    costUsd: spent.costUsd,
+    totalCostUsd: spent.totalCostUsd,
     status,
   };
   // A child's exchanges are its own run's: a child called twice in one turn keeps both.
