@@ -1,5 +1,6 @@
 import { trace } from '@opentelemetry/api';
 import { RunFailure, type RunFigures } from '../run/run-outcome.js';
+import { isoNow } from '../core/iso-time.js';
 import { modelVisibleText } from '../core/redact.js';
 import type { Message } from '../model/types.js';
 import { appendTurn, loadHistory } from '../session/session-calls.js';
@@ -32,7 +33,7 @@ export function openTurn(run: RunState, memory: SessionMemory): Promise<void> {
  * message and the failure, so the next turn knows what was asked. A suspended turn appends
  * nothing yet: it is appended when it completes, after its resume.
  */
-export async function closeTurn(run: RunState, exit: Exit, figures: RunFigures, started: number): Promise<AgentResponse> {
+export function closeTurn(run: RunState, exit: Exit, figures: RunFigures, started: number): Promise<AgentResponse> {
   const memory = run.session!;
   let response: AgentResponse;
   try {
@@ -41,18 +42,20 @@ export async function closeTurn(run: RunState, exit: Exit, figures: RunFigures, 
     const failed = [run.messages[run.turnFrom]!, { role: 'assistant', content: failureText(error) } satisfies Message];
     const sc = run.span.spanContext();
     const spent = { traceId: trace.isSpanContextValid(sc) ? sc.traceId : null, usage: figures.own, totalUsage: figures.total, costUsd: roundUsd(figures.costUsd), totalCostUsd: roundUsd(figures.totalCostUsd) };
-    const failure = await appendTurn(memory, turnOf(run, memory, failed, spent, 'failed'));
-    if (failure !== undefined) run.log().error({ err: failure }, 'the failed turn could not be appended to its session');
-    throw error;
+    return appendTurn(memory, turnOf(run, memory, failed, spent, 'failed'), (failure) => {
+      if (failure !== undefined) run.log().error({ err: failure }, 'the failed turn could not be appended to its session');
+      throw error;
+    });
   }
-  if (response.status === 'suspended') return response;
+  if (response.status === 'suspended') return Promise.resolve(response);
   // The response already holds the turn's trace id and its spend, rounded as the record keeps them.
-  const failure = await appendTurn(memory, turnOf(run, memory, run.messages.slice(run.turnFrom), response, 'completed'));
-  if (failure !== undefined) {
-    run.log().error({ err: failure }, 'the answered turn could not be appended to its session; the response carries it as sessionError');
-    response.sessionError = failure;
-  }
-  return response;
+  return appendTurn(memory, turnOf(run, memory, run.messages.slice(run.turnFrom), response, 'completed'), (failure) => {
+    if (failure !== undefined) {
+      run.log().error({ err: failure }, 'the answered turn could not be appended to its session; the response carries it as sessionError');
+      response.sessionError = failure;
+    }
+    return response;
+  });
 }
 
 function failureText(error: unknown): string {
@@ -70,7 +73,7 @@ function turnOf(run: RunState, memory: SessionMemory, messages: readonly Message
     rootRunId: f.rootRunId,
     traceId: spent.traceId,
     agent: memory.key.agent,
-    at: new Date().toISOString(),
+    at: isoNow(),
     usage: { ...spent.usage },
     totalUsage: { ...spent.totalUsage },
     costUsd: spent.costUsd,

@@ -5,6 +5,7 @@ import type { Message } from '../model/types.js';
 import { SessionError, SessionStoreUnavailableError } from './session-errors.js';
 import type { SessionMemory } from './session-memory.js';
 import { loadedMessages } from './session-messages.js';
+import { unwatch, watch } from './call-deadlines.js';
 import type { SessionTurn } from './session-store.js';
 
 const rethrow = (error: unknown): never => {
@@ -15,21 +16,19 @@ const rethrow = (error: unknown): never => {
  * One store call, bounded by the memory's timeoutMs (and, for a load, by the run's signal, which
  * the store is given): a store that fails, hangs or is slower than that answers
  * SessionStoreUnavailableError, never an hour's wait. An abort of the run stays the abort it is.
- * One promise a call, settled by the first of the store's answer, the abort and the timeout, with
+ * One promise a call, settled by the first of the store's answer, the abort and the deadline, with
  * what `answered` (or `failedWith`) makes of it: a turn reads the history, or the failure of an
- * append, without a promise more (each costs a turn the context manager's hooks). Its timer is
- * armed only when the store has not answered by the next microtask: an in-process store has, and
- * a timer costs a turn more than the in-memory store's whole work.
+ * append, without a promise more (each costs a turn the context manager's hooks). The deadline
+ * is one entry on the process's one timer (call-deadlines.ts), not a timer a call.
  */
 function storeCall<T, R>(memory: SessionMemory, signal: AbortSignal, what: string, call: (signal: AbortSignal) => Promise<T>, answered: (answer: T) => R, failedWith: (error: unknown) => R = rethrow): Promise<R> {
   return new Promise<R>((resolve, reject) => {
     let settled = false;
-    let timer: NodeJS.Timeout | undefined;
     let stopListening: (() => void) | undefined;
     const end = (outcome: () => R): void => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
+      unwatch(deadline);
       stopListening?.();
       try {
         resolve(outcome());
@@ -37,28 +36,24 @@ function storeCall<T, R>(memory: SessionMemory, signal: AbortSignal, what: strin
         reject(error);
       }
     };
+    const deadline = watch(memory.timeoutMs, () => {
+      end(() => failedWith(new SessionStoreUnavailableError(`the session store's ${what} of ${describe(memory)} took longer than sessionTimeoutMs (${memory.timeoutMs} ms).${refused(what)}`)));
+    });
     let work: Promise<T>;
     try {
       work = Promise.resolve(call(signal));
     } catch (error) {
       work = Promise.reject(error);
     }
-    // The store's late answer after an abort or a timeout is dropped here, its rejection too (never unhandled).
+    // The store's late answer after an abort or the deadline is dropped here, its rejection too (never unhandled).
     work.then(
       (answer) => end(() => answered(answer)),
       (error: unknown) => end(() => failedWith(signal.aborted || error instanceof SessionStoreUnavailableError ? error : failed(memory, what, error))),
     );
-    if (signal !== NEVER_ABORTS) {
-      const onAbort = () => end(() => failedWith(abortErrorFrom(signal, `the session store's ${what}`)));
-      if (signal.aborted) return onAbort();
-      stopListening = whenAborted(signal, onAbort);
-    }
-    queueMicrotask(() => {
-      if (settled) return;
-      timer = setTimeout(() => {
-        end(() => failedWith(new SessionStoreUnavailableError(`the session store's ${what} of ${describe(memory)} took longer than sessionTimeoutMs (${memory.timeoutMs} ms).${refused(what)}`)));
-      }, memory.timeoutMs);
-    });
+    if (signal === NEVER_ABORTS) return;
+    const onAbort = () => end(() => failedWith(abortErrorFrom(signal, `the session store's ${what}`)));
+    if (signal.aborted) onAbort();
+    else stopListening = whenAborted(signal, onAbort);
   });
 }
 
@@ -102,21 +97,20 @@ function fromUserMessage(messages: readonly Message[]): readonly Message[] {
 
 /**
  * Appends a turn, bounded by timeoutMs alone (a run that failed on its abort still keeps its
- * turn). Resolves with undefined, or with the failure: a SessionStoreUnavailableError that
- * carries the key and the turn, so the caller can append it again:
- * `await store.append(error.key, error.turn)` (appends are idempotent). Answered, not thrown:
- * a turn's close reads it either way.
+ * turn), and hands `then` undefined or the failure: a SessionStoreUnavailableError that carries
+ * the key and the turn, so the caller can append it again: `await store.append(error.key,
+ * error.turn)` (appends are idempotent). Handed on, not thrown: a turn's close reads it either way.
  */
-export function appendTurn(memory: SessionMemory, turn: SessionTurn): Promise<SessionStoreUnavailableError | undefined> {
+export function appendTurn<R>(memory: SessionMemory, turn: SessionTurn, then: (failure: SessionStoreUnavailableError | undefined) => R): Promise<R> {
   return storeCall(
     memory,
     NEVER_ABORTS,
     'append',
     (s) => memory.store.append(memory.key, turn, { signal: s }),
-    () => undefined,
+    () => then(undefined),
     (error) => {
       const message = `${(error as Error).message} The turn was answered but not kept: append it again with store.append(error.key, error.turn).`;
-      return new SessionStoreUnavailableError(message, { cause: (error as Error).cause ?? error, key: memory.key, turn });
+      return then(new SessionStoreUnavailableError(message, { cause: (error as Error).cause ?? error, key: memory.key, turn }));
     },
   );
 }
