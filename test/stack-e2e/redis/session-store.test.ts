@@ -73,7 +73,7 @@ describe('RedisSessionStore against Redis', () => {
     expect((await s.load(tricky, { maxMessages: 5 }))[0]!.content).toBe('braces');
     expect(await s.load({ ...tricky, tenantId: 'acme' }, { maxMessages: 5 })).toEqual([]);
     const k = sessionKeys(keyPrefix, tricky.tenantId, tricky.sessionId);
-    const written = [k.messages('support'), k.messages('support/billing'), k.appended, k.records, k.recordIndex, k.namespaces];
+    const written = [k.messages('support'), k.messages('support/billing'), k.turns];
     expect(await redis.raw.exists(...written)).toBe(written.length);
     expect(new Set(written.map(slotOf)).size).toBe(1);
     // The tag is a hash: neither id's braces reach the key.
