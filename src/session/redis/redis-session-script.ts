@@ -4,8 +4,12 @@ import { createHash } from 'node:crypto';
  * One turn's append, atomically: refused as a repeat when its (namespace, rootRunId) pair was
  * appended before; else its messages pushed, the namespace trimmed to its cap (the drop counted
  * in the record), the record kept (root namespaces), both keys' time to live renewed. Two keys
- * and at most seven calls: no JSON is decoded, nothing is done a message. A namespace's id is
- * added to `ns` only when its list is new (a push that made the list as long as it pushed).
+ * and six calls a root turn (four a child's): no JSON is decoded, nothing is done a message. A
+ * namespace's id is added to `ns` only when its list is new (a push that made the list as long
+ * as it pushed). A namespace past its cap drops its oldest as the in-memory store does: they are
+ * counted dropped at once (a load reads the last maxMessagesPerSession at most), and the list is
+ * cut only once they are as many as the cap (at most twice the cap): not an LTRIM every append
+ * of a namespace at its cap.
  * KEYS: the namespace's messages, the session's hash (redis-session-keys.ts).
  * ARGV: pair, maxMessages, ttlMs (0: none), record JSON ('' for none), rootRunId, namespace id, messages...
  * Returns -1 for a repeat, else the number of messages dropped.
@@ -27,8 +31,8 @@ end
 local dropped = 0
 local max = tonumber(ARGV[2])
 if len > max then
-  dropped = len - max
-  redis.call('LTRIM', KEYS[1], dropped, -1)
+  dropped = math.min(#ARGV - 6, len - max)
+  if len >= 2 * max then redis.call('LTRIM', KEYS[1], len - max, -1) end
 end
 if ARGV[4] ~= '' then
   local record = ARGV[4]

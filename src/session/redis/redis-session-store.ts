@@ -67,6 +67,7 @@ export class RedisSessionStore implements SessionStore {
   /** The script's fixed arguments, written once: maxMessagesPerSession and ttlMs. */
   readonly #maxMessages: string;
   readonly #ttlMs: string;
+  readonly #cap: number;
   #client: Promise<SessionClient> | undefined;
   /** The client once made: a call does not wait a tick for a promise long settled. */
   #ready: SessionClient | undefined;
@@ -80,13 +81,15 @@ export class RedisSessionStore implements SessionStore {
     this.#url = o.client === undefined ? (o.url ?? 'redis://127.0.0.1:6379') : undefined;
     this.#prefix = o.keyPrefix ?? 'symfonic:sessions:';
     this.#ttlMs = String(o.ttlMs ?? 30 * DAY_MS);
-    this.#maxMessages = String(o.maxMessagesPerSession ?? DEFAULT_MAX_MESSAGES_PER_SESSION);
+    this.#cap = o.maxMessagesPerSession ?? DEFAULT_MAX_MESSAGES_PER_SESSION;
+    this.#maxMessages = String(this.#cap);
   }
 
   async load(key: SessionKey, options: { maxMessages: number }): Promise<readonly Message[]> {
     checkKey(key);
     const keys = this.#keys(key.tenantId, key.sessionId);
-    const raw = await (this.#ready ?? (await this.#redis())).lrange(keys.messages(key.agent), -Math.max(1, options.maxMessages), -1);
+    // The last maxMessagesPerSession are the namespace's: a list past its cap holds dropped ones before them until it is cut.
+    const raw = await (this.#ready ?? (await this.#redis())).lrange(keys.messages(key.agent), -Math.max(1, Math.min(options.maxMessages, this.#cap)), -1);
     return parsedList<Message>(raw, 'message');
   }
 
