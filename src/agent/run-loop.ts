@@ -206,5 +206,5 @@ export async function executeRun(core: AgentCore, query: string, start: RunStart
   }
   const closing = run.account.close();
   const figures = isPromise(closing) ? await closing : closing;
-  return run.sessionLoaded ? closeTurn(run, exit, figures, started) : closeRun(run, exit, figures, started);
+  return run.sessionLoaded ? await closeTurn(run, exit, figures, started) : closeRun(run, exit, figures, started);
 }

@@ -1,5 +1,6 @@
 import { trace } from '@opentelemetry/api';
 import { RunFailure, type RunFigures } from '../run/run-outcome.js';
+import { isoNow } from '../core/iso-time.js';
 import { modelVisibleText } from '../core/redact.js';
 import type { Message } from '../model/types.js';
 import { appendTurn, loadHistory } from '../session/session-calls.js';
@@ -14,13 +15,16 @@ import type { RunState } from './run-state.js';
  * A remembering run's start: its namespace's history, read before the first model call, goes
  * before the turn's own messages (the user message; a resumed turn's conversation since it began).
  */
-export async function openTurn(run: RunState, memory: SessionMemory): Promise<void> {
-  const load = () => loadHistory(memory, run.signal);
+export function openTurn(run: RunState, memory: SessionMemory): Promise<void> {
+  const start = (history: readonly Message[]): void => {
+    run.messages.splice(0, 0, ...history);
+    run.turnFrom = history.length;
+    run.sessionLoaded = true;
+  };
+  const driver = run.driver;
+  if (driver?.history === undefined) return loadHistory(memory, run.signal, start);
   // A durable turn reads its history as a recorded step: a recovery replays what it first read.
-  const history = run.driver?.history === undefined ? await load() : (await run.driver.history(run.frame.runId, load)).value;
-  run.messages.splice(0, 0, ...history);
-  run.turnFrom = history.length;
-  run.sessionLoaded = true;
+  return driver.history(run.frame.runId, () => loadHistory(memory, run.signal, (history) => history)).then((recorded) => start(recorded.value));
 }
 
 /**
@@ -29,24 +33,29 @@ export async function openTurn(run: RunState, memory: SessionMemory): Promise<vo
  * message and the failure, so the next turn knows what was asked. A suspended turn appends
  * nothing yet: it is appended when it completes, after its resume.
  */
-export async function closeTurn(run: RunState, exit: Exit, figures: RunFigures, started: number): Promise<AgentResponse> {
+export function closeTurn(run: RunState, exit: Exit, figures: RunFigures, started: number): Promise<AgentResponse> {
   const memory = run.session!;
   let response: AgentResponse;
   try {
     response = closeRun(run, exit, figures, started);
   } catch (error) {
     const failed = [run.messages[run.turnFrom]!, { role: 'assistant', content: failureText(error) } satisfies Message];
-    await appendTurn(memory, turnOf(run, memory, failed, figures, 'failed')).catch((e: unknown) => run.log().error({ err: e }, 'the failed turn could not be appended to its session'));
-    throw error;
+    const sc = run.span.spanContext();
+    const spent = { traceId: trace.isSpanContextValid(sc) ? sc.traceId : null, usage: figures.own, totalUsage: figures.total, costUsd: roundUsd(figures.costUsd), totalCostUsd: roundUsd(figures.totalCostUsd) };
+    return appendTurn(memory, turnOf(run, memory, failed, spent, 'failed'), (failure) => {
+      if (failure !== undefined) run.log().error({ err: failure }, 'the failed turn could not be appended to its session');
+      throw error;
+    });
   }
-  if (response.status === 'suspended') return response;
-  try {
-    await appendTurn(memory, turnOf(run, memory, run.messages.slice(run.turnFrom), figures, 'completed'));
-  } catch (error) {
-    run.log().error({ err: error }, 'the answered turn could not be appended to its session; the response carries it as sessionError');
-    response.sessionError = error as AgentResponse['sessionError'];
-  }
-  return response;
+  if (response.status === 'suspended') return Promise.resolve(response);
+  // The response already holds the turn's trace id and its spend, rounded as the record keeps them.
+  return appendTurn(memory, turnOf(run, memory, run.messages.slice(run.turnFrom), response, 'completed'), (failure) => {
+    if (failure !== undefined) {
+      run.log().error({ err: failure }, 'the answered turn could not be appended to its session; the response carries it as sessionError');
+      response.sessionError = failure;
+    }
+    return response;
+  });
 }
 
 function failureText(error: unknown): string {
@@ -55,18 +64,20 @@ function failureText(error: unknown): string {
   return `[this turn failed: ${e.name || 'Error'}: ${modelVisibleText(e.message)}]`;
 }
 
-function turnOf(run: RunState, memory: SessionMemory, messages: readonly Message[], figures: RunFigures, status: SessionTurnRecord['status']): SessionTurn {
+/** What a turn's record says of its tree: its trace and spend (a response's fields, or the same read from a failed run). */
+type TurnSpend = Pick<AgentResponse, 'traceId' | 'usage' | 'totalUsage' | 'costUsd' | 'totalCostUsd'>;
+
+function turnOf(run: RunState, memory: SessionMemory, messages: readonly Message[], spent: TurnSpend, status: SessionTurnRecord['status']): SessionTurn {
   const f = run.frame;
-  const sc = run.span.spanContext();
   const record: SessionTurnRecord = {
     rootRunId: f.rootRunId,
-    traceId: trace.isSpanContextValid(sc) ? sc.traceId : null,
+    traceId: spent.traceId,
     agent: memory.key.agent,
-    at: new Date().toISOString(),
-    usage: { ...figures.own },
-    totalUsage: { ...figures.total },
-    costUsd: roundUsd(figures.costUsd),
-    totalCostUsd: roundUsd(figures.totalCostUsd),
+    at: isoNow(),
+    usage: { ...spent.usage },
+    totalUsage: { ...spent.totalUsage },
+    costUsd: spent.costUsd,
+    totalCostUsd: spent.totalCostUsd,
     status,
   };
   // A child's exchanges are its own run's: a child called twice in one turn keeps both.

@@ -30,6 +30,8 @@ interface Namespace {
 interface Session {
   namespaces: Map<string, Namespace>;
   records: SessionTurnRecord[];
+  /** The store's use count when the session was last moved to the recent end. */
+  movedAt: number;
 }
 
 /**
@@ -41,6 +43,8 @@ export class InMemorySessionStore implements SessionStore {
   readonly #sessions = new Map<string, Session>();
   readonly #maxSessions: number;
   readonly #maxMessages: number;
+  /** Store calls that named a session, so far. */
+  #uses = 0;
 
   constructor(options: InMemorySessionStoreOptions = {}) {
     const o = readOptions('InMemorySessionStore', options, schema, { example: 'new InMemorySessionStore({ maxSessions: 10_000, maxMessagesPerSession: 1_000 })' });
@@ -80,13 +84,23 @@ export class InMemorySessionStore implements SessionStore {
     this.#sessions.delete(sessionKey(tenantId, sessionId));
   }
 
-  /** The session, moved to the most recently used end; made (evicting the least recently used past the cap) when `create`. */
+  /**
+   * The session, moved to the recently used end if it may be near the other; made (evicting the
+   * least recently moved past the cap) when `create`. A session moved within the last
+   * maxSessions / 2 uses has fewer than that many after it, so it is never the one evicted:
+   * it stays where it is, and a conversation's every turn does not delete and re-insert its
+   * entry (a Map's table rebuilt every few calls).
+   */
   #session(tenantId: string, sessionId: string, create: boolean): Session | undefined {
     const k = sessionKey(tenantId, sessionId);
+    const use = this.#uses++;
     let session = this.#sessions.get(k);
-    if (session !== undefined) this.#sessions.delete(k);
-    else if (create) session = { namespaces: new Map(), records: [] };
+    if (session !== undefined) {
+      if (use - session.movedAt < this.#maxSessions / 2) return session;
+      this.#sessions.delete(k);
+    } else if (create) session = { namespaces: new Map(), records: [], movedAt: use };
     if (session === undefined) return undefined;
+    session.movedAt = use;
     this.#sessions.set(k, session);
     if (this.#sessions.size > this.#maxSessions) this.#sessions.delete(this.#sessions.keys().next().value!);
     return session;

@@ -1,48 +1,59 @@
+import { abortErrorFrom } from '../core/errors.js';
 import { modelVisibleText } from '../core/redact.js';
-import { NEVER_ABORTS, raceAbort } from '../core/signals.js';
+import { NEVER_ABORTS, whenAborted } from '../core/signals.js';
 import type { Message } from '../model/types.js';
 import { SessionError, SessionStoreUnavailableError } from './session-errors.js';
 import type { SessionMemory } from './session-memory.js';
 import { loadedMessages } from './session-messages.js';
+import { unwatch, watch } from './call-deadlines.js';
 import type { SessionTurn } from './session-store.js';
 
+const rethrow = (error: unknown): never => {
+  throw error;
+};
+
 /**
- * One store call, bounded by the memory's timeoutMs (and, for a load, raced with the run's
- * signal, which the store is given): a store that fails, hangs or is slower than that answers
+ * One store call, bounded by the memory's timeoutMs (and, for a load, by the run's signal, which
+ * the store is given): a store that fails, hangs or is slower than that answers
  * SessionStoreUnavailableError, never an hour's wait. An abort of the run stays the abort it is.
- * One promise of its own a call, and its timer armed only when the store has not answered by
- * the next microtask: an in-process store has, and a timer (with the context manager's hooks on
- * it) costs a turn more than the in-memory store's whole work.
+ * One promise a call, settled by the first of the store's answer, the abort and the deadline, with
+ * what `answered` (or `failedWith`) makes of it: a turn reads the history, or the failure of an
+ * append, without a promise more (each costs a turn the context manager's hooks). The deadline
+ * is one entry on the process's one timer (call-deadlines.ts), not a timer a call.
  */
-function storeCall<T>(memory: SessionMemory, signal: AbortSignal, what: string, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
-  let work: Promise<T>;
-  try {
-    work = raceAbort(Promise.resolve(call(signal)), signal, `the session store's ${what}`);
-  } catch (error) {
-    work = Promise.reject(error);
-  }
-  return new Promise<T>((resolve, reject) => {
+function storeCall<T, R>(memory: SessionMemory, signal: AbortSignal, what: string, call: (signal: AbortSignal) => Promise<T>, answered: (answer: T) => R, failedWith: (error: unknown) => R = rethrow): Promise<R> {
+  return new Promise<R>((resolve, reject) => {
     let settled = false;
-    let timer: NodeJS.Timeout | undefined;
-    work.then(
-      (answer) => {
-        settled = true;
-        clearTimeout(timer);
-        resolve(answer);
-      },
-      (error: unknown) => {
-        settled = true;
-        clearTimeout(timer);
-        reject(signal.aborted || error instanceof SessionStoreUnavailableError ? error : failed(memory, what, error));
-      },
-    );
-    queueMicrotask(() => {
+    let stopListening: (() => void) | undefined;
+    const end = (outcome: () => R): void => {
       if (settled) return;
-      timer = setTimeout(() => {
-        settled = true;
-        reject(new SessionStoreUnavailableError(`the session store's ${what} of ${describe(memory)} took longer than sessionTimeoutMs (${memory.timeoutMs} ms).${refused(what)}`));
-      }, memory.timeoutMs);
+      settled = true;
+      unwatch(deadline);
+      stopListening?.();
+      try {
+        resolve(outcome());
+      } catch (error) {
+        reject(error);
+      }
+    };
+    const deadline = watch(memory.timeoutMs, () => {
+      end(() => failedWith(new SessionStoreUnavailableError(`the session store's ${what} of ${describe(memory)} took longer than sessionTimeoutMs (${memory.timeoutMs} ms).${refused(what)}`)));
     });
+    let work: Promise<T>;
+    try {
+      work = Promise.resolve(call(signal));
+    } catch (error) {
+      work = Promise.reject(error);
+    }
+    // The store's late answer after an abort or the deadline is dropped here, its rejection too (never unhandled).
+    work.then(
+      (answer) => end(() => answered(answer)),
+      (error: unknown) => end(() => failedWith(signal.aborted || error instanceof SessionStoreUnavailableError ? error : failed(memory, what, error))),
+    );
+    if (signal === NEVER_ABORTS) return;
+    const onAbort = () => end(() => failedWith(abortErrorFrom(signal, `the session store's ${what}`)));
+    if (signal.aborted) onAbort();
+    else stopListening = whenAborted(signal, onAbort);
   });
 }
 
@@ -60,20 +71,23 @@ function describe(memory: SessionMemory): string {
 }
 
 /**
- * The history a remembering run starts from: its namespace's last maxMessages messages, then
- * compact's. A window that starts inside a turn (a tool result whose call was cut off) starts
- * at its next user message instead, since no model takes an answer to a call it never made.
+ * The history a remembering run starts from, given to `then`: its namespace's last maxMessages
+ * messages, then compact's. A window that starts inside a turn (a tool result whose call was cut
+ * off) starts at its next user message instead, since no model takes an answer to a call it
+ * never made.
  */
-export async function loadHistory(memory: SessionMemory, signal: AbortSignal): Promise<readonly Message[]> {
-  const answer = await storeCall(memory, signal, 'load', (s) => memory.store.load(memory.key, { maxMessages: memory.maxMessages, signal: s }));
-  let messages = fromUserMessage(loadedMessages(memory.store.constructor.name, answer));
-  if (memory.compact !== undefined) {
-    const { tenantId, sessionId, agent } = memory.key;
-    const compacted = await memory.compact(messages, Object.freeze({ tenantId, sessionId, agent, signal }));
-    if (!Array.isArray(compacted)) throw new SessionError(`history.compact must return an array of messages (got ${compacted === null ? 'null' : typeof compacted}).`);
-    messages = compacted;
-  }
-  return messages;
+export function loadHistory<R>(memory: SessionMemory, signal: AbortSignal, then: (history: readonly Message[]) => R): Promise<R> {
+  const load = (s: AbortSignal) => memory.store.load(memory.key, { maxMessages: memory.maxMessages, signal: s });
+  const read = (answer: unknown) => fromUserMessage(loadedMessages(memory.store.constructor.name, answer));
+  if (memory.compact === undefined) return storeCall(memory, signal, 'load', load, (answer) => then(read(answer)));
+  return storeCall(memory, signal, 'load', load, read).then(async (messages) => then(await compacted(memory, messages, signal)));
+}
+
+async function compacted(memory: SessionMemory, messages: readonly Message[], signal: AbortSignal): Promise<readonly Message[]> {
+  const { tenantId, sessionId, agent } = memory.key;
+  const answer = await memory.compact!(messages, Object.freeze({ tenantId, sessionId, agent, signal }));
+  if (!Array.isArray(answer)) throw new SessionError(`history.compact must return an array of messages (got ${answer === null ? 'null' : typeof answer}).`);
+  return answer;
 }
 
 function fromUserMessage(messages: readonly Message[]): readonly Message[] {
@@ -83,14 +97,20 @@ function fromUserMessage(messages: readonly Message[]): readonly Message[] {
 
 /**
  * Appends a turn, bounded by timeoutMs alone (a run that failed on its abort still keeps its
- * turn). A failure is a SessionStoreUnavailableError that carries the key and the turn, so the
- * caller can append it again: `await store.append(error.key, error.turn)` (appends are idempotent).
+ * turn), and hands `then` undefined or the failure: a SessionStoreUnavailableError that carries
+ * the key and the turn, so the caller can append it again: `await store.append(error.key,
+ * error.turn)` (appends are idempotent). Handed on, not thrown: a turn's close reads it either way.
  */
-export async function appendTurn(memory: SessionMemory, turn: SessionTurn): Promise<void> {
-  try {
-    await storeCall(memory, NEVER_ABORTS, 'append', (s) => memory.store.append(memory.key, turn, { signal: s }));
-  } catch (error) {
-    const message = `${(error as Error).message} The turn was answered but not kept: append it again with store.append(error.key, error.turn).`;
-    throw new SessionStoreUnavailableError(message, { cause: (error as Error).cause ?? error, key: memory.key, turn });
-  }
+export function appendTurn<R>(memory: SessionMemory, turn: SessionTurn, then: (failure: SessionStoreUnavailableError | undefined) => R): Promise<R> {
+  return storeCall(
+    memory,
+    NEVER_ABORTS,
+    'append',
+    (s) => memory.store.append(memory.key, turn, { signal: s }),
+    () => then(undefined),
+    (error) => {
+      const message = `${(error as Error).message} The turn was answered but not kept: append it again with store.append(error.key, error.turn).`;
+      return then(new SessionStoreUnavailableError(message, { cause: (error as Error).cause ?? error, key: memory.key, turn }));
+    },
+  );
 }

@@ -90,6 +90,19 @@ describe('InMemorySessionStore', () => {
     expect(await store.load({ ...key, sessionId: 'b' }, { maxMessages: 5 })).toEqual([]);
   });
 
+  it('never evicts a session used within the last maxSessions / 2 calls, however often it is used', async () => {
+    const store = new InMemorySessionStore({ maxSessions: 10 });
+    for (let i = 0; i < 10; i++) await store.append({ ...key, sessionId: `s${i}` }, turn(`r${i}`, `q${i}`));
+    for (let i = 10; i < 30; i++) {
+      // s0 is read between every two new sessions: each new one evicts the oldest of the others.
+      expect(await store.load({ ...key, sessionId: 's0' }, { maxMessages: 5 })).toHaveLength(2);
+      await store.append({ ...key, sessionId: `s${i}` }, turn(`r${i}`, `q${i}`));
+    }
+    expect(await store.load({ ...key, sessionId: 's0' }, { maxMessages: 5 })).toHaveLength(2);
+    expect(await store.load({ ...key, sessionId: 's19' }, { maxMessages: 5 })).toEqual([]);
+    expect(await store.load({ ...key, sessionId: 's29' }, { maxMessages: 5 })).toHaveLength(2);
+  });
+
   it('clear() removes every namespace and turn of the session, and that session only', async () => {
     const store = new InMemorySessionStore();
     await store.append(key, turn('r1', 'one'));

@@ -19,7 +19,7 @@ export interface SessionClient {
   eval(lua: string, numKeys: number, ...args: string[]): Promise<unknown>;
   lrange(key: string, start: number, stop: number): Promise<string[]>;
   hget(key: string, field: string): Promise<string | null>;
-  smembers(key: string): Promise<string[]>;
+  hmget(key: string, ...fields: string[]): Promise<(string | null)[]>;
   del(...keys: string[]): Promise<number>;
   quit(): Promise<unknown>;
 }
@@ -37,7 +37,7 @@ export interface RedisSessionStoreOptions {
   maxMessagesPerSession?: number;
 }
 
-const isClient = (c: unknown): boolean => ['evalsha', 'eval', 'lrange', 'hget', 'smembers', 'del'].every((m) => typeof (c as Record<string, unknown> | null)?.[m] === 'function');
+const isClient = (c: unknown): boolean => ['evalsha', 'eval', 'lrange', 'hget', 'hmget', 'del'].every((m) => typeof (c as Record<string, unknown> | null)?.[m] === 'function');
 
 const schema = z
   .object({
@@ -55,16 +55,19 @@ const RECENT_SESSIONS = 1_000;
 
 /**
  * Sessions in Redis, shared by every process that names the same Redis and prefix: a turn
- * answered here continues there. A session's keys share one hash slot (Cluster-safe); an append
- * is one Lua script, idempotent by (namespace, rootRunId); namespaces are capped, and a session
- * expires `ttlMs` after its last append.
+ * answered here continues there. A session is a list per namespace and one hash
+ * (redis-session-keys.ts), in one hash slot (Cluster-safe); an append is one Lua script,
+ * idempotent by (namespace, rootRunId); namespaces are capped, and a session expires `ttlMs`
+ * after its last append.
  */
 export class RedisSessionStore implements SessionStore {
   readonly #url: string | undefined;
   readonly #given: SessionClient | undefined;
   readonly #prefix: string;
-  readonly #ttlMs: number;
-  readonly #maxMessages: number;
+  /** The script's fixed arguments, written once: maxMessagesPerSession and ttlMs. */
+  readonly #maxMessages: string;
+  readonly #ttlMs: string;
+  readonly #cap: number;
   #client: Promise<SessionClient> | undefined;
   /** The client once made: a call does not wait a tick for a promise long settled. */
   #ready: SessionClient | undefined;
@@ -77,30 +80,31 @@ export class RedisSessionStore implements SessionStore {
     this.#given = o.client as SessionClient | undefined;
     this.#url = o.client === undefined ? (o.url ?? 'redis://127.0.0.1:6379') : undefined;
     this.#prefix = o.keyPrefix ?? 'symfonic:sessions:';
-    this.#ttlMs = o.ttlMs ?? 30 * DAY_MS;
-    this.#maxMessages = o.maxMessagesPerSession ?? DEFAULT_MAX_MESSAGES_PER_SESSION;
+    this.#ttlMs = String(o.ttlMs ?? 30 * DAY_MS);
+    this.#cap = o.maxMessagesPerSession ?? DEFAULT_MAX_MESSAGES_PER_SESSION;
+    this.#maxMessages = String(this.#cap);
   }
 
   async load(key: SessionKey, options: { maxMessages: number }): Promise<readonly Message[]> {
     checkKey(key);
     const keys = this.#keys(key.tenantId, key.sessionId);
-    const raw = await (this.#ready ?? (await this.#redis())).lrange(keys.messages(key.agent), -Math.max(1, options.maxMessages), -1);
-    return raw.map((text) => parsed<Message>(text, 'message'));
+    // The last maxMessagesPerSession are the namespace's: a list past its cap holds dropped ones before them until it is cut.
+    const raw = await (this.#ready ?? (await this.#redis())).lrange(keys.messages(key.agent), -Math.max(1, Math.min(options.maxMessages, this.#cap)), -1);
+    return parsedList<Message>(raw, 'message');
   }
 
   async append(key: SessionKey, turn: SessionTurn): Promise<void> {
     checkKey(key);
     const keys = this.#keys(key.tenantId, key.sessionId);
-    const messagesKey = keys.messages(key.agent);
     const record = isRootNamespace(key.agent) ? JSON.stringify(turn.record) : '';
-    const args = [JSON.stringify([key.agent, turn.rootRunId]), String(this.#maxMessages), String(this.#ttlMs), record, turn.record.rootRunId, messagesKey, ...turn.messages.map((m) => JSON.stringify(storedMessage(m)))];
-    const scriptKeys = [messagesKey, keys.appended, keys.records, keys.recordIndex, keys.namespaces];
+    const args = [keys.messages(key.agent), keys.turns, `a:${JSON.stringify([key.agent, turn.rootRunId])}`, this.#maxMessages, this.#ttlMs, record, turn.record.rootRunId, keys.namespaceId(key.agent)];
+    for (const m of turn.messages) args.push(JSON.stringify(storedMessage(m)));
     const client = this.#ready ?? (await this.#redis());
     try {
-      await client.evalsha(APPEND_SCRIPT.sha, scriptKeys.length, ...scriptKeys, ...args);
+      await client.evalsha(APPEND_SCRIPT.sha, 2, ...args);
     } catch (error) {
       if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      await client.eval(APPEND_SCRIPT.lua, scriptKeys.length, ...scriptKeys, ...args);
+      await client.eval(APPEND_SCRIPT.lua, 2, ...args);
     }
   }
 
@@ -109,16 +113,16 @@ export class RedisSessionStore implements SessionStore {
     const page = pageOptions(options);
     const keys = this.#keys(tenantId, sessionId);
     const client = await this.#redis();
-    let end = -1;
-    if (page.before !== undefined) {
-      const at = await client.hget(keys.recordIndex, page.before);
-      if (at === null) return [];
-      end = Number(at) - 1;
-      if (end < 0) return [];
-    }
-    const start = end === -1 ? -page.limit : Math.max(0, end - page.limit + 1);
-    const raw = await client.lrange(keys.records, start, end);
-    return raw.map((text) => parsed<SessionTurnRecord>(text, 'turn record'));
+    // Records are numbered from 1: the page ends at the count, or just before `before`'s number.
+    const at = await client.hget(keys.turns, page.before === undefined ? '#' : `i:${page.before}`);
+    if (at === null) return [];
+    const end = page.before === undefined ? Number(at) : Number(at) - 1;
+    if (!(end >= 1)) return [];
+    const start = Math.max(1, end - page.limit + 1);
+    const fields: string[] = [];
+    for (let n = start; n <= end; n++) fields.push(`r:${n}`);
+    const raw = await client.hmget(keys.turns, ...fields);
+    return raw.map((text, i) => parsed<SessionTurnRecord>(text ?? `(turn record ${start + i} missing)`, 'turn record'));
   }
 
   async clear(tenantId: string, sessionId: string): Promise<void> {
@@ -126,8 +130,9 @@ export class RedisSessionStore implements SessionStore {
     const keys = this.#keys(tenantId, sessionId);
     const client = await this.#redis();
     // Every key is in one slot: one DEL, Cluster or not.
-    const namespaces = await client.smembers(keys.namespaces);
-    await client.del(...namespaces, keys.appended, keys.records, keys.recordIndex, keys.namespaces);
+    const namespaces = await client.hget(keys.turns, 'ns');
+    const lists = namespaces === null ? [] : namespaces.split(' ').map((id) => keys.messagesOf(id));
+    await client.del(...lists, keys.turns);
   }
 
   /** Quits the client the store made from its URL; a client passed in is left open. */
@@ -157,6 +162,22 @@ export class RedisSessionStore implements SessionStore {
       return (this.#ready = client as unknown as SessionClient);
     }));
   }
+}
+
+/**
+ * Stored JSON values, read with one parse of them all (a load's history is a turn's longest
+ * reply; a parse each costs it more): should that fail, or find other than as many values as
+ * there were texts, each is read alone, and the first that is not JSON is refused by name.
+ */
+function parsedList<T>(texts: readonly string[], what: string): T[] {
+  if (texts.length === 0) return [];
+  try {
+    const all = JSON.parse(`[${texts.join(',')}]`) as T[];
+    if (all.length === texts.length) return all;
+  } catch {
+    // Read alone below.
+  }
+  return texts.map((text) => parsed<T>(text, what));
 }
 
 /** One stored JSON value, or the store's refusal naming the garbage it found. */

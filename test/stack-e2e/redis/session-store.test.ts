@@ -73,7 +73,7 @@ describe('RedisSessionStore against Redis', () => {
     expect((await s.load(tricky, { maxMessages: 5 }))[0]!.content).toBe('braces');
     expect(await s.load({ ...tricky, tenantId: 'acme' }, { maxMessages: 5 })).toEqual([]);
     const k = sessionKeys(keyPrefix, tricky.tenantId, tricky.sessionId);
-    const written = [k.messages('support'), k.messages('support/billing'), k.appended, k.records, k.recordIndex, k.namespaces];
+    const written = [k.messages('support'), k.messages('support/billing'), k.turns];
     expect(await redis.raw.exists(...written)).toBe(written.length);
     expect(new Set(written.map(slotOf)).size).toBe(1);
     // The tag is a hash: neither id's braces reach the key.
@@ -104,13 +104,16 @@ describe('RedisSessionStore against Redis', () => {
   });
 
   it('stays bounded over 100,000 turns of one session, pages the turns back and clears them all', async () => {
-    const s = store({ maxMessagesPerSession: 500 });
+    const keyPrefix = uniquePrefix('long');
+    const s = store({ maxMessagesPerSession: 500 }, keyPrefix);
     const long = { ...key, sessionId: 'long' };
     // Sent a batch at a time without waiting for each answer: one connection keeps them in order.
     for (let i = 0; i < 100_000; i += 2_000) await Promise.all(Array.from({ length: 2_000 }, (_, j) => s.append(long, turn(`r${i + j}`, `q${i + j}`))));
     const messages = await s.load(long, { maxMessages: 10_000 });
     expect(messages).toHaveLength(500);
     expect(messages.at(-1)!.content).toBe('re: q99999');
+    // Cut once its dropped are as many as the cap: never more than twice the cap kept.
+    expect(await redis.raw.llen(sessionKeys(keyPrefix, 'acme', 'long').messages('support'))).toBeLessThanOrEqual(1_000);
     expect((await s.turns('acme', 'long', { limit: 2 })).map((t) => t.rootRunId)).toEqual(['r99998', 'r99999']);
     expect((await s.turns('acme', 'long', { limit: 2, before: 'r50000' })).map((t) => t.rootRunId)).toEqual(['r49998', 'r49999']);
     const agent = new SymfonicAgent({ name: 'support', modelProvider: scriptedModel(['x']), sessions: s });
