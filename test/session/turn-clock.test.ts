@@ -47,3 +47,24 @@ describe('the deadlines of store calls in flight share one timer', () => {
     expect(expired).toEqual(['hung']);
   });
 });
+
+describe('the shared deadline timer holds the process open only while a call is in flight', () => {
+  // Node counts a timer among the resources keeping the process alive only while it is ref'd.
+  const liveTimers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+
+  it("is ref'd while any call waits, unref'd once the last one answers, whichever deadline came first", () => {
+    const before = liveTimers();
+    const late = watch(60_000, () => {});
+    expect(liveTimers()).toBe(before + 1);
+    const early = watch(30_000, () => {}); // re-armed for the earlier deadline: still one timer
+    expect(liveTimers()).toBe(before + 1);
+    unwatch(late);
+    expect(liveTimers()).toBe(before + 1);
+    unwatch(early);
+    expect(liveTimers()).toBe(before);
+    const again = watch(90_000, () => {}); // the armed timer, unref'd, is ref'd again
+    expect(liveTimers()).toBe(before + 1);
+    unwatch(again);
+    expect(liveTimers()).toBe(before);
+  });
+});
