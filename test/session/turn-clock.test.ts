@@ -14,6 +14,11 @@ describe('a turn record is stamped as toISOString writes it', () => {
     expect(isoNow()).toBe('2026-12-02T15:04:06.000Z');
     vi.setSystemTime(Date.UTC(2026, 11, 31, 23, 59, 59, 999));
     expect(isoNow()).toBe('2026-12-31T23:59:59.999Z');
+    // Years toISOString writes with six digits and a sign: the milliseconds still follow the seconds.
+    vi.setSystemTime(Date.UTC(10_000, 0, 1, 0, 0, 1, 42));
+    expect(isoNow()).toBe('+010000-01-01T00:00:01.042Z');
+    vi.setSystemTime(Date.UTC(1969, 11, 31, 23, 59, 59, 5));
+    expect(isoNow()).toBe('1969-12-31T23:59:59.005Z');
   });
 });
 
