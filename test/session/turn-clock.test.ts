@@ -72,4 +72,22 @@ describe('the shared deadline timer holds the process open only while a call is 
     unwatch(again);
     expect(liveTimers()).toBe(before);
   });
+
+  it('takes a deadline past the longest timer Node keeps (24.8 days) without a timer that fires at once, over and over', async () => {
+    // A fresh copy of the module: no timer armed by the tests above, so this deadline arms it.
+    vi.resetModules();
+    const fresh = await import('../../src/session/call-deadlines.js');
+    const wait = new Promise((resolve) => setTimeout(resolve, 30));
+    // Node fires a longer delay after 1 ms: armed with one, the sweep would wake and re-arm every millisecond.
+    const armed = vi.spyOn(globalThis, 'setTimeout');
+    const expired: string[] = [];
+    const far = fresh.watch(3_000_000_000, () => expired.push('far'));
+    await wait;
+    fresh.unwatch(far);
+    const delays = armed.mock.calls.map((call) => call[1] ?? 0);
+    armed.mockRestore();
+    expect(expired).toEqual([]);
+    expect(delays.length).toBe(1);
+    for (const ms of delays) expect(ms).toBeLessThanOrEqual(2 ** 31 - 1);
+  });
 });
