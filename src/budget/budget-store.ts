@@ -40,6 +40,9 @@ export interface LevelLimit extends LevelCaps {
  * What a call is checked against. The top-level caps are the tenant's own; `levels` adds the
  * user's and the session's, checked with it in the same step and counted over the same window
  * or period. A limit without `levels` is the second-series shape, and means what it meant.
+ * A store reads it and never changes it: `TenantBudgets` hands a checked limit frozen, the same
+ * object call after call (so a store may work out once what it sends for it), and a write to it
+ * throws.
  */
 export interface BudgetLimit extends LevelCaps, LevelOptions {
   /** Rolling: spend settled more than windowMs ago no longer counts. Not with `period`. */

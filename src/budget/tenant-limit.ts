@@ -117,8 +117,13 @@ export function storeLimit(limit: TenantLimit, scope: BudgetScope): BudgetLimit 
   return view;
 }
 
-function frozenThrough(limit: TenantLimit): boolean {
-  return Object.isFrozen(limit) && (limit.thresholds === undefined || Object.isFrozen(limit.thresholds)) && LEVEL_OPTIONS.every((o) => limit[o] === undefined || Object.isFrozen(limit[o]));
+/**
+ * Whether nobody can change the limit, nor anything in it (its thresholds, level options and
+ * levels): what may be worked out once per limit object (storeLimit's views, the Redis store's calls).
+ */
+export function frozenThrough(limit: BudgetLimit): boolean {
+  const frozen = (x: object | undefined) => x === undefined || Object.isFrozen(x);
+  return frozen(limit) && frozen(limit.thresholds) && LEVEL_OPTIONS.every((o) => frozen(limit[o])) && frozen(limit.levels) && (limit.levels ?? []).every(frozen);
 }
 
 /** The views of each frozen limit by the scope's ids; forgotten all at once past this many (ids of sessions come and go). */

@@ -1,4 +1,4 @@
-/** The second `isoPrefix` was formatted for, and its text up to the milliseconds (`YYYY-MM-DDTHH:mm:ss.`). */
+/** The second `isoPrefix` was formatted for, and its text up to the milliseconds (`YYYY-MM-DDTHH:mm:ss.` for years 0–9999). */
 let formattedSecond = Number.NaN;
 let isoPrefix = '';
 
@@ -12,7 +12,8 @@ export function isoNow(): string {
   const second = Math.floor(ms / 1000);
   if (second !== formattedSecond) {
     formattedSecond = second;
-    isoPrefix = new Date(second * 1000).toISOString().slice(0, 20);
+    // Cut before the milliseconds ("000Z"), not at a fixed length: a year past 9999 or before 0 is written longer.
+    isoPrefix = new Date(second * 1000).toISOString().slice(0, -4);
   }
   const millis = ms - second * 1000;
   return `${isoPrefix}${millis < 10 ? '00' : millis < 100 ? '0' : ''}${millis}Z`;

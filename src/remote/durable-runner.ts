@@ -46,12 +46,15 @@ function cancellable(trees: DurableTrees, runId: string, signal: AbortSignal, st
     if (signal.reason instanceof AbortError) cancelled = trees.cancel(runId);
   };
   signal.addEventListener('abort', onAbort, { once: true });
-  const answer = stretch();
-  return answer
-    .catch(async (error: unknown) => {
-      await cancelled;
-      throw error;
-    })
+  // The cancel is awaited whichever way the tree answers: a tree that answered as it was
+  // cancelled must not leave a failed cancel unhandled (it would end the process), nor the task
+  // filed before the cancel is over. A cancel that failed is the stretch's failure.
+  const afterCancel = () => cancelled ?? Promise.resolve();
+  return stretch()
+    .then(
+      (response) => afterCancel().then(() => response),
+      (error: unknown) => afterCancel().then(() => Promise.reject(error)),
+    )
     .finally(() => signal.removeEventListener('abort', onAbort));
 }
 

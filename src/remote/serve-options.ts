@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { SymfonicAgent } from '../agent/symfonic-agent.js';
 import { ConfigurationError } from '../core/errors.js';
-import { checked } from '../core/options.js';
+import { checked, refuseUnknownKeys } from '../core/options.js';
 import { durableRunner } from './durable-runner.js';
 import { isDurableTrees, type DurableTrees } from './durable-trees.js';
 import { InMemoryTaskStore } from './in-memory-task-store.js';
@@ -119,6 +119,8 @@ export function resolveServeOptions(agent: unknown, options: unknown): ResolvedS
   if (typeof options === 'object' && options !== null && 'recentTasks' in options) {
     throw new ConfigurationError('serveAgent options: recentTasks is gone: tasks are bounded per principal by the task store: serveAgent(agent, { authenticate, tasks: new InMemoryTaskStore({ maxFinishedPerPrincipal: 1000 }) }).');
   }
+  // An unknown key (a misspelt `agent`, say) is refused naming the keys there are: zod's "Unrecognized key" names none.
+  if (typeof options === 'object' && options !== null) refuseUnknownKeys('serveAgent options', options, Object.keys(schema.shape));
   const parsed = schema.safeParse(options);
   if (!parsed.success) {
     throw new ConfigurationError(

@@ -176,10 +176,12 @@ export class ServedTasks {
   /**
    * The task the store keeps under `id` for `owner`: the live object when the store hands it
    * back, else rebuilt from its record; one still working is watched through the store.
+   * `mayClaim` false: an orphan read again after a claim that found it gone is not claimed again
+   * (a record still marked orphan then is read as it is, not retried without end).
    */
-  private async stored(id: string, owner: string): Promise<ServedTask | undefined> {
+  private async stored(id: string, owner: string, mayClaim = true): Promise<ServedTask | undefined> {
     const r = await this.store.get(id, owner);
-    if (r?.orphaned === true && this.takesOver) return this.takeOver(r);
+    if (r?.orphaned === true && mayClaim && this.takesOver) return this.takeOver(r);
     // A stream watching a task elsewhere rereads it here, so a task whose replica died is taken over.
     if (r instanceof ElsewhereTask) r.reread = () => this.stored(id, owner);
     if (r === undefined || r instanceof ServedTask) return r;
@@ -205,7 +207,7 @@ export class ServedTasks {
    */
   private async takeOver(orphan: TaskRecord): Promise<ServedTask | undefined> {
     const claimed = await this.store.claim?.(orphan.id, orphan.owner);
-    if (claimed === undefined) return this.stored(orphan.id, orphan.owner);
+    if (claimed === undefined) return this.stored(orphan.id, orphan.owner, false);
     const task = taskOfRecord(claimed, this.snapshotKey);
     task.start(this.runner.takeOver(task), undefined, false);
     return task;

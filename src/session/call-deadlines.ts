@@ -28,10 +28,14 @@ export function unwatch(deadline: Deadline): void {
   if (inFlight.size === 0) timer?.unref();
 }
 
+/** The longest delay Node's timers keep: past it setTimeout fires after 1 ms (with a warning), every time it is armed. */
+const LONGEST_DELAY_MS = 2 ** 31 - 1;
+
 function arm(at: number): void {
   clearTimeout(timer);
   timerAt = at;
-  timer = setTimeout(sweep, Math.max(0, at - performance.now()));
+  // A sessionTimeoutMs past the longest delay wakes the sweep early, which re-arms for what is left.
+  timer = setTimeout(sweep, Math.min(LONGEST_DELAY_MS, Math.max(0, at - performance.now())));
 }
 
 function sweep(): void {

@@ -7,7 +7,7 @@ import type { SessionKey, SessionStore, SessionTurn, SessionTurnRecord } from '.
 import { pageOf, pageOptions } from './turn-pages.js';
 
 export interface InMemorySessionStoreOptions {
-  /** Sessions kept at once; past it the least recently used goes, whole. Default 10,000. */
+  /** Sessions kept at once; past it the least recently moved goes, whole (one used within the last maxSessions / 2 calls never does). Default 10,000. */
   maxSessions?: number;
   /** Messages each memory namespace of a session keeps; the oldest are dropped first (counted in the turn's record). Default 1,000. */
   maxMessagesPerSession?: number;

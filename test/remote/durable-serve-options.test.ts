@@ -53,7 +53,7 @@ describe('serveAgent(durable, options)', () => {
     const facade = new Agent({ name: 'front', modelProvider: scriptedModel(['x']) });
     await expect(serveAgent(runtime([facade]), { authenticate: bearer(), tasks: redisStore() })).rejects.toThrow(/"front" is an Agent facade; serve a SymfonicAgent/);
     await expect(serveAgent(agent('a'), { authenticate: bearer(), agent: 'a' })).rejects.toThrow(/a SymfonicAgent is served as it is: drop agent \("a"\)/);
-    await expect(serveAgent(runtime([agent('planner')]), { authenticate: bearer(), tasks: redisStore(), agnt: 'planner' } as never)).rejects.toThrow(/Unrecognized key: "agnt"/);
+    await expect(serveAgent(runtime([agent('planner')]), { authenticate: bearer(), tasks: redisStore(), agnt: 'planner' } as never)).rejects.toThrow(/serveAgent options: unknown option\(s\) "agnt"\. Allowed: .*\bagent\b/);
   });
 
   it('takes a runtime by its declared brand only: an object with the same methods and no brand is refused', async () => {

@@ -17,7 +17,7 @@ const agent = () => new SymfonicAgent({ name: 'a', modelProvider: scriptedModel(
 describe('serveAgent options', () => {
   it('requires authenticate, refuses unknown keys and bad values, and serves only a SymfonicAgent', async () => {
     await expect(serveAgent(agent(), {} as never)).rejects.toThrow(/authenticate is required/);
-    await expect(serveAgent(agent(), { authenticate: bearer(), prot: 1 } as never)).rejects.toThrow(/Unrecognized key: "prot"/);
+    await expect(serveAgent(agent(), { authenticate: bearer(), prot: 1 } as never)).rejects.toThrow(/serveAgent options: unknown option\(s\) "prot"\. Allowed: port, host, /);
     await expect(serveAgent(agent(), { authenticate: bearer(), port: 70000 })).rejects.toThrow(ConfigurationError);
     await expect(serveAgent(agent(), { authenticate: bearer(), path: 'a2a' })).rejects.toThrow(/path must start with "\/"/);
     await expect(serveAgent({ run: async () => ({}) } as never, { authenticate: bearer() })).rejects.toThrow(/serves a SymfonicAgent/);

@@ -14,6 +14,11 @@ describe('a turn record is stamped as toISOString writes it', () => {
     expect(isoNow()).toBe('2026-12-02T15:04:06.000Z');
     vi.setSystemTime(Date.UTC(2026, 11, 31, 23, 59, 59, 999));
     expect(isoNow()).toBe('2026-12-31T23:59:59.999Z');
+    // Years toISOString writes with six digits and a sign: the milliseconds still follow the seconds.
+    vi.setSystemTime(Date.UTC(10_000, 0, 1, 0, 0, 1, 42));
+    expect(isoNow()).toBe('+010000-01-01T00:00:01.042Z');
+    vi.setSystemTime(Date.UTC(1969, 11, 31, 23, 59, 59, 5));
+    expect(isoNow()).toBe('1969-12-31T23:59:59.005Z');
   });
 });
 
@@ -45,5 +50,44 @@ describe('the deadlines of store calls in flight share one timer', () => {
     unwatch(answered);
     await after(80);
     expect(expired).toEqual(['hung']);
+  });
+});
+
+describe('the shared deadline timer holds the process open only while a call is in flight', () => {
+  // Node counts a timer among the resources keeping the process alive only while it is ref'd.
+  const liveTimers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+
+  it("is ref'd while any call waits, unref'd once the last one answers, whichever deadline came first", () => {
+    const before = liveTimers();
+    const late = watch(60_000, () => {});
+    expect(liveTimers()).toBe(before + 1);
+    const early = watch(30_000, () => {}); // re-armed for the earlier deadline: still one timer
+    expect(liveTimers()).toBe(before + 1);
+    unwatch(late);
+    expect(liveTimers()).toBe(before + 1);
+    unwatch(early);
+    expect(liveTimers()).toBe(before);
+    const again = watch(90_000, () => {}); // the armed timer, unref'd, is ref'd again
+    expect(liveTimers()).toBe(before + 1);
+    unwatch(again);
+    expect(liveTimers()).toBe(before);
+  });
+
+  it('takes a deadline past the longest timer Node keeps (24.8 days) without a timer that fires at once, over and over', async () => {
+    // A fresh copy of the module: no timer armed by the tests above, so this deadline arms it.
+    vi.resetModules();
+    const fresh = await import('../../src/session/call-deadlines.js');
+    const wait = new Promise((resolve) => setTimeout(resolve, 30));
+    // Node fires a longer delay after 1 ms: armed with one, the sweep would wake and re-arm every millisecond.
+    const armed = vi.spyOn(globalThis, 'setTimeout');
+    const expired: string[] = [];
+    const far = fresh.watch(3_000_000_000, () => expired.push('far'));
+    await wait;
+    fresh.unwatch(far);
+    const delays = armed.mock.calls.map((call) => call[1] ?? 0);
+    armed.mockRestore();
+    expect(expired).toEqual([]);
+    expect(delays.length).toBe(1);
+    for (const ms of delays) expect(ms).toBeLessThanOrEqual(2 ** 31 - 1);
   });
 });

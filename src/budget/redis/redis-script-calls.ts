@@ -1,6 +1,7 @@
-import { INNER_LEVELS, LEVEL_OPTIONS, capsOf, type BudgetLevel, type LevelCaps } from '../budget-levels.js';
+import { INNER_LEVELS, capsOf, type BudgetLevel, type LevelCaps } from '../budget-levels.js';
 import type { BudgetLimit, ReserveResult, SettleResult, Spend, ThresholdCrossing } from '../budget-store.js';
 import { periodStarts } from '../calendar-period.js';
+import { frozenThrough } from '../tenant-limit.js';
 import { levelIds, levelMember, ownIdSuffix, reservationLevels, reservationSuffix, type HeldAt, type TenantKeys } from './redis-budget-keys.js';
 
 /** KEYS and ARGV of one script call. */
@@ -126,11 +127,6 @@ export function limitCall(limit: BudgetLimit): LimitCall {
   const c: LimitCall = { levels, levelsArg: levelsArg(levels), suffix: reservationSuffix(limit.levels ?? []) };
   if (frozenThrough(limit)) limitCalls.set(limit, c);
   return c;
-}
-
-function frozenThrough(limit: BudgetLimit): boolean {
-  const frozen = (x: object | undefined) => x === undefined || Object.isFrozen(x);
-  return frozen(limit) && frozen(limit.levels) && (limit.levels ?? []).every(frozen) && frozen(limit.thresholds) && LEVEL_OPTIONS.every((o) => frozen(limit[o]));
 }
 
 /** The levels a settle of `id` under `limit` is held at: those the id names, or the limit's for an id of no reserve of this store. */
