@@ -44,7 +44,14 @@ export function snapshotValue(input: unknown): object {
  * defect is a SnapshotError saying which.
  */
 export function readSnapshot(input: unknown): RunSnapshot {
-  const value = snapshotValue(input);
+  return checkedSnapshot(snapshotValue(input), typeof input === 'string');
+}
+
+/**
+ * The checks of readSnapshot on a value already opened; `owned` says it was parsed here from text,
+ * so no one else holds it.
+ */
+export function checkedSnapshot(value: object, owned: boolean): RunSnapshot {
   const version = (value as { version?: unknown }).version;
   if (version !== SNAPSHOT_VERSION) {
     throw new SnapshotError(`this snapshot is of version ${JSON.stringify(version)}, and this symfonic reads version ${SNAPSHOT_VERSION}: resume it with the symfonic version that wrote it.`);
@@ -52,7 +59,10 @@ export function readSnapshot(input: unknown): RunSnapshot {
   if (nesting(value) > MAX_NESTING) throw new SnapshotError(`the snapshot's runs are nested more than ${MAX_NESTING} deep, which no delegation tree grows: it is not a snapshot this code wrote.`);
   const defects = snapshotDefects(value);
   if (defects !== undefined) throw new SnapshotError(`the snapshot is malformed: ${defects}. It must be resumed as written (JSON round trips keep it whole).`);
-  return value as RunSnapshot;
+  // A snapshot handed over as an object is copied once it is known sound, in this same step: the
+  // run then never shares an object with the caller, who may change theirs while the resume
+  // awaits its claim, after the signature was checked. Text parsed here is already our own.
+  return (owned ? value : structuredClone(value)) as RunSnapshot;
 }
 
 /** JSON with object keys sorted at every level: the same bytes for the same data, whatever order a store kept its keys in. */

@@ -6,7 +6,7 @@ import { isResumeStore, type ResumeStore } from './resume-store.js';
 import type { RunSnapshot } from './run-snapshot.js';
 import { cipherOf, encryptionKeyOf, ENCRYPTION_KEY_HINT, isEncrypted } from './snapshot-cipher.js';
 import type { EncryptedSnapshot, SnapshotEncryptionKey, SnapshotOptions, SnapshotPolicy } from './snapshot-options.js';
-import { canonicalJson, checkSignature, readSnapshot, sealSnapshot, snapshotValue } from './snapshot-codec.js';
+import { canonicalJson, checkSignature, checkedSnapshot, sealSnapshot, snapshotValue } from './snapshot-codec.js';
 
 
 /** The agent options that make the policy, each checked with its fix named. */
@@ -65,9 +65,12 @@ export function sealRootSnapshot(policy: SnapshotPolicy, snapshot: RunSnapshot, 
 export function openSnapshot(policy: SnapshotPolicy, input: unknown, agent: string): RunSnapshot {
   if (!isChecked(policy) && !policy.unsigned) throw new ConfigurationError(`agent "${agent}" cannot tell whether a snapshot was changed since it was written: ${FIXES}. Nothing was run.`);
   let value = snapshotValue(input);
-  if (isEncrypted(value)) value = snapshotValue(openEncrypted(value, policy, agent));
-  else if (policy.cipher !== undefined) throw new SnapshotError(`agent "${agent}" has a snapshotEncryptionKey, and this snapshot is not encrypted: only snapshots it encrypted resume.`);
-  const snapshot = readSnapshot(value);
+  let owned = typeof input === 'string';
+  if (isEncrypted(value)) {
+    value = snapshotValue(openEncrypted(value, policy, agent));
+    owned = true;
+  } else if (policy.cipher !== undefined) throw new SnapshotError(`agent "${agent}" has a snapshotEncryptionKey, and this snapshot is not encrypted: only snapshots it encrypted resume.`);
+  const snapshot = checkedSnapshot(value, owned);
   if (snapshot.agent !== agent) throw new SnapshotError(`this snapshot is of agent "${snapshot.agent}", not "${agent}": resume it on an agent of that name and roster.`);
   checkSignature(snapshot, policy.key, agent);
   return snapshot;
