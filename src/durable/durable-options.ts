@@ -102,8 +102,10 @@ const lineageSchema = z
   .object({
     rootRunId: z.string().regex(ID_PATTERN, `must be ${ID_RULE}`),
     parentRunId: z.string().regex(ID_PATTERN, `must be ${ID_RULE}`),
-    depth: z.number().int().min(1, 'a run placed under a caller is at least one deeper than its root (depth 1)').max(1000),
-    maxDepth: z.number().int().min(0).max(1000).optional(),
+    // No upper bound beyond the integer: a run placed in process takes any depth, and a served one
+    // the wire's deepest caller plus one; the ceiling (maxDepth, or the agent's) refuses delegations.
+    depth: z.number().int().min(1, 'a run placed under a caller is at least one deeper than its root (depth 1)'),
+    maxDepth: z.number().int().min(0).optional(),
   })
   .strict();
 
@@ -117,6 +119,12 @@ const runSchema = z
   .strict();
 
 const LINEAGE_EXAMPLE = "Example: durable.run('planner', task, { scope: { tenantId: 'acme' }, runId, lineage: { rootRunId: callerRootRunId, parentRunId: callerRunId, depth: callerDepth + 1 } }).";
+const RUN_EXAMPLE = "Example: durable.run('planner', task, { scope: { tenantId: 'acme' }, runId: 'order-17' }).";
+
+/** The example for an error: the lineage one only where the lineage is what is wrong. */
+function exampleFor(error: z.ZodError): string {
+  return error.issues.some((issue) => issue.path[0] === 'lineage') ? LINEAGE_EXAMPLE : RUN_EXAMPLE;
+}
 
 /** Validates a run's options (an enqueue's too, given the queues it may name). */
 export function readRunOptions(what: string, options: unknown, queues?: readonly string[]): DurableEnqueueOptions | DurableRunOptions {
@@ -124,7 +132,7 @@ export function readRunOptions(what: string, options: unknown, queues?: readonly
   if (typeof options !== 'object' || options === null) throw new ConfigurationError(`durable ${what}: options must be an object ({ scope?, runId?, deadline?, lineage?${queues ? ', queue' : ''} }).`);
   const schema = queues === undefined ? runSchema : runSchema.extend({ queue: z.string() });
   const parsed = schema.safeParse(options);
-  if (!parsed.success) throw new ConfigurationError(`invalid durable ${what} options: ${z.prettifyError(parsed.error)}. ${LINEAGE_EXAMPLE}`);
+  if (!parsed.success) throw new ConfigurationError(`invalid durable ${what} options: ${z.prettifyError(parsed.error)}. ${exampleFor(parsed.error)}`);
   const o = options as DurableRunOptions;
   const same = sameIdProblem(o.runId, o.lineage?.parentRunId, 'runId and lineage.parentRunId');
   if (same !== undefined) throw new ConfigurationError(`durable ${what}: ${same}: give the tree's root a run id of its own (or none). ${LINEAGE_EXAMPLE}`);

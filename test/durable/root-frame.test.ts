@@ -39,4 +39,16 @@ describe('durable run options: lineage', () => {
     expect(() => readRunOptions('run', { runId: 'caller-run', lineage: ok })).toThrow(ConfigurationError);
     expect(() => readRunOptions('run', { runId: 'caller-run', lineage: ok })).toThrow(/runId and lineage.parentRunId are both "caller-run": a run never runs under its parent's id/);
   });
+
+  it('takes the depth the wire gives its deepest caller (1000) plus one, as a run placed in process does', () => {
+    const deep = { rootRunId: 'caller-root', parentRunId: 'caller-run', depth: 1001, maxDepth: 1000 };
+    expect(readRunOptions('run', { lineage: deep })).toEqual({ lineage: deep });
+    expect(rootFrameData('tree-1', { scope: { tenantId: 'acme' }, lineage: deep })).toMatchObject({ depth: 1001, rootRunId: 'caller-root' });
+  });
+
+  it('shows the lineage example only where the lineage is what is wrong', () => {
+    expect(() => readRunOptions('run', { runId: 'has space' })).toThrow(/runId[\s\S]*Example: durable\.run\('planner', task, \{ scope: \{ tenantId: 'acme' \}, runId: 'order-17' \}\)/);
+    expect(() => readRunOptions('run', { runId: 'has space' })).not.toThrow(/lineage: \{/);
+    expect(() => readRunOptions('run', { lineage: { ...ok, depth: 0 } })).toThrow(/lineage: \{ rootRunId: callerRootRunId/);
+  });
 });
