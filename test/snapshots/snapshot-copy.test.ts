@@ -4,7 +4,7 @@
  * the run never writes into the caller's object.
  */
 import { describe, expect, it } from 'vitest';
-import { InMemoryResumeStore } from '../../src/index.js';
+import { InMemoryResumeStore, type RunSnapshot } from '../../src/index.js';
 import { refundDesk, scope } from './refund-desk.js';
 
 const KEY = 'snapshot-copy-key-0123456789';
@@ -28,7 +28,7 @@ describe('a snapshot resumed from an object', () => {
     const store = new InMemoryResumeStore();
     const paused = await refundDesk({ snapshotKey: KEY, resumeStore: store }).desk.run('Handle ticket 9.', { scope });
     expect(paused.status).toBe('suspended');
-    const snapshot = JSON.parse(JSON.stringify(paused.snapshot)) as object;
+    const snapshot = JSON.parse(JSON.stringify(paused.snapshot)) as RunSnapshot;
     const decisions = { [paused.interruptions[0]!.id]: { approve: true as const } };
     const refunds: { amountUsd: number; tenantId: string }[] = [];
     const resumed = refundDesk({ snapshotKey: KEY, resumeStore: store }, refunds).desk.resume(snapshot, { decisions });
@@ -39,7 +39,7 @@ describe('a snapshot resumed from an object', () => {
 
   it('is not written by the resumed run', async () => {
     const paused = await refundDesk({ snapshotKey: KEY }).desk.run('Handle ticket 9.', { scope });
-    const snapshot = JSON.parse(JSON.stringify(paused.snapshot)) as object;
+    const snapshot = JSON.parse(JSON.stringify(paused.snapshot)) as RunSnapshot;
     const before = JSON.stringify(snapshot);
     const done = await refundDesk({ snapshotKey: KEY }).desk.resume(snapshot, { decisions: { [paused.interruptions[0]!.id]: { approve: true } } });
     expect(done.status).toBe('completed');
