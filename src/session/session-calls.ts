@@ -25,19 +25,20 @@ function storeCall<T, R>(memory: SessionMemory, signal: AbortSignal, what: strin
   return new Promise<R>((resolve, reject) => {
     let settled = false;
     let stopListening: (() => void) | undefined;
-    const end = (outcome: () => R): void => {
+    // Settled with the store's answer (`ok`) or a failure, whichever comes first; no closure a call for it.
+    const end = (ok: boolean, value: unknown): void => {
       if (settled) return;
       settled = true;
       unwatch(deadline);
       stopListening?.();
       try {
-        resolve(outcome());
+        resolve(ok ? answered(value as T) : failedWith(value));
       } catch (error) {
         reject(error);
       }
     };
     const deadline = watch(memory.timeoutMs, () => {
-      end(() => failedWith(new SessionStoreUnavailableError(`the session store's ${what} of ${describe(memory)} took longer than sessionTimeoutMs (${memory.timeoutMs} ms).${refused(what)}`)));
+      end(false, new SessionStoreUnavailableError(`the session store's ${what} of ${describe(memory)} took longer than sessionTimeoutMs (${memory.timeoutMs} ms).${refused(what)}`));
     });
     let work: Promise<T>;
     try {
@@ -47,11 +48,11 @@ function storeCall<T, R>(memory: SessionMemory, signal: AbortSignal, what: strin
     }
     // The store's late answer after an abort or the deadline is dropped here, its rejection too (never unhandled).
     work.then(
-      (answer) => end(() => answered(answer)),
-      (error: unknown) => end(() => failedWith(signal.aborted || error instanceof SessionStoreUnavailableError ? error : failed(memory, what, error))),
+      (answer) => end(true, answer),
+      (error: unknown) => end(false, signal.aborted || error instanceof SessionStoreUnavailableError ? error : failed(memory, what, error)),
     );
     if (signal === NEVER_ABORTS) return;
-    const onAbort = () => end(() => failedWith(abortErrorFrom(signal, `the session store's ${what}`)));
+    const onAbort = () => end(false, abortErrorFrom(signal, `the session store's ${what}`));
     if (signal.aborted) onAbort();
     else stopListening = whenAborted(signal, onAbort);
   });
