@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { readOptions } from '../core/options.js';
 import type { Message } from '../model/types.js';
 import { checkKey, checkSession, isRootNamespace } from './session-key.js';
-import { DEFAULT_MAX_MESSAGES_PER_SESSION, storedMessage } from './session-messages.js';
+import { checkTurnMessages, DEFAULT_MAX_MESSAGES_PER_SESSION, storedMessage } from './session-messages.js';
 import type { SessionKey, SessionStore, SessionTurn, SessionTurnRecord } from './session-store.js';
 import { pageOf, pageOptions } from './turn-pages.js';
 
@@ -62,6 +62,8 @@ export class InMemorySessionStore implements SessionStore {
 
   async append(key: SessionKey, turn: SessionTurn): Promise<void> {
     checkKey(key);
+    // Checked once here, so a load hands them out unchecked (session-calls.ts trusts this class).
+    checkTurnMessages(turn.messages);
     const session = this.#session(key.tenantId, key.sessionId, true)!;
     let ns = session.namespaces.get(key.agent);
     if (ns === undefined) session.namespaces.set(key.agent, (ns = { messages: [], start: 0, appended: new Set() }));
