@@ -4,6 +4,7 @@ import { NEVER_ABORTS, whenAborted } from '../core/signals.js';
 import type { Message } from '../model/types.js';
 import { SessionError, SessionStoreUnavailableError } from './session-errors.js';
 import type { SessionMemory } from './session-memory.js';
+import { InMemorySessionStore } from './in-memory-session-store.js';
 import { loadedMessages } from './session-messages.js';
 import { unwatch, watch } from './call-deadlines.js';
 import type { SessionTurn } from './session-store.js';
@@ -25,19 +26,20 @@ function storeCall<T, R>(memory: SessionMemory, signal: AbortSignal, what: strin
   return new Promise<R>((resolve, reject) => {
     let settled = false;
     let stopListening: (() => void) | undefined;
-    const end = (outcome: () => R): void => {
+    // Settled with the store's answer (`ok`) or a failure, whichever comes first; no closure a call for it.
+    const end = (ok: boolean, value: unknown): void => {
       if (settled) return;
       settled = true;
       unwatch(deadline);
       stopListening?.();
       try {
-        resolve(outcome());
+        resolve(ok ? answered(value as T) : failedWith(value));
       } catch (error) {
         reject(error);
       }
     };
     const deadline = watch(memory.timeoutMs, () => {
-      end(() => failedWith(new SessionStoreUnavailableError(`the session store's ${what} of ${describe(memory)} took longer than sessionTimeoutMs (${memory.timeoutMs} ms).${refused(what)}`)));
+      end(false, new SessionStoreUnavailableError(`the session store's ${what} of ${describe(memory)} took longer than sessionTimeoutMs (${memory.timeoutMs} ms).${refused(what)}`));
     });
     let work: Promise<T>;
     try {
@@ -47,11 +49,11 @@ function storeCall<T, R>(memory: SessionMemory, signal: AbortSignal, what: strin
     }
     // The store's late answer after an abort or the deadline is dropped here, its rejection too (never unhandled).
     work.then(
-      (answer) => end(() => answered(answer)),
-      (error: unknown) => end(() => failedWith(signal.aborted || error instanceof SessionStoreUnavailableError ? error : failed(memory, what, error))),
+      (answer) => end(true, answer),
+      (error: unknown) => end(false, signal.aborted || error instanceof SessionStoreUnavailableError ? error : failed(memory, what, error)),
     );
     if (signal === NEVER_ABORTS) return;
-    const onAbort = () => end(() => failedWith(abortErrorFrom(signal, `the session store's ${what}`)));
+    const onAbort = () => end(false, abortErrorFrom(signal, `the session store's ${what}`));
     if (signal.aborted) onAbort();
     else stopListening = whenAborted(signal, onAbort);
   });
@@ -78,7 +80,10 @@ function describe(memory: SessionMemory): string {
  */
 export function loadHistory<R>(memory: SessionMemory, signal: AbortSignal, then: (history: readonly Message[]) => R): Promise<R> {
   const load = (s: AbortSignal) => memory.store.load(memory.key, { maxMessages: memory.maxMessages, signal: s });
-  const read = (answer: unknown) => fromUserMessage(loadedMessages(memory.store.constructor.name, answer));
+  // The in-memory store's own answer (its class exactly, not a subclass that may load otherwise) is
+  // messages it made itself at append (storedMessage, frozen): checked then, not again every turn.
+  const trusted = memory.store.constructor === InMemorySessionStore;
+  const read = (answer: unknown) => fromUserMessage(trusted ? (answer as readonly Message[]) : loadedMessages(memory.store.constructor.name, answer));
   if (memory.compact === undefined) return storeCall(memory, signal, 'load', load, (answer) => then(read(answer)));
   return storeCall(memory, signal, 'load', load, read).then(async (messages) => then(await compacted(memory, messages, signal)));
 }

@@ -39,7 +39,9 @@ export interface SessionMemory extends AgentSessions {
 /** A root run's memory: an agent with sessions, run with a scope naming a session. */
 export function rootMemory(sessions: AgentSessions | undefined, scope: Scope | undefined, agent: string): SessionMemory | undefined {
   if (sessions === undefined || scope?.sessionId === undefined) return undefined;
-  return Object.freeze({ ...sessions, key: Object.freeze({ tenantId: scope.tenantId, sessionId: scope.sessionId, agent }), remembers: true });
+  // Its fields named, not spread: a spread with fields added takes V8's slow path, on every turn.
+  const { store, timeoutMs, maxMessages, compact } = sessions;
+  return Object.freeze({ store, timeoutMs, maxMessages, compact, key: Object.freeze({ tenantId: scope.tenantId, sessionId: scope.sessionId, agent }), remembers: true });
 }
 
 /** A child's memory: its own namespace below its delegator's (`<parent>/<child>`), remembered only with memory 'session'. */

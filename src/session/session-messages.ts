@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Message } from '../model/types.js';
 import { ConfigurationError } from '../core/errors.js';
-import { SessionStoreUnavailableError } from './session-errors.js';
+import { SessionError, SessionStoreUnavailableError } from './session-errors.js';
 
 /** The longest message text a session keeps, as the longest tool result a model reads (mcpTools' maxResultChars default). */
 export const MAX_SESSION_MESSAGE_CHARS = 100_000;
@@ -63,6 +63,16 @@ export function loadedMessages(store: string, answer: unknown): readonly Message
     `session store ${store} answered a load with something that is not a list of messages (at ${where}): the turn was refused before any model call. ` +
       'A SessionStore.load must resolve to an array of { role, content, toolCalls?, toolCallId? }.',
   );
+}
+
+/**
+ * A turn's messages as a store is given them, checked before anything is kept: a store that
+ * checks them once here can hand them out again without the load's check (nothing half-applied).
+ */
+export function checkTurnMessages(messages: unknown): void {
+  const where = listProblem(messages, messageProblem);
+  if (where === undefined) return;
+  throw new SessionError(`a session turn's messages must be an array of { role: 'user' | 'assistant' | 'tool', content, toolCalls?, toolCallId? } (at ${where}): nothing was appended.`);
 }
 
 /** Earlier turns given by hand (`run(query, { history })`), checked as a store's answer is: a list of messages. */

@@ -26,6 +26,17 @@ describe('InMemorySessionStore', () => {
     expect((await store.turns('acme', 's1')).map((r) => r.rootRunId)).toEqual(['r1', 'r2']);
   });
 
+  it('refuses a turn whose messages are not messages, keeping nothing of it, and the same turn appends once corrected', async () => {
+    const store = new InMemorySessionStore();
+    const bad = { ...turn('r1', 'one'), messages: [{ role: 'user', content: 'one' }, { role: 'robot', content: 'beep' }] } as unknown as SessionTurn;
+    await expect(store.append(key, bad)).rejects.toThrow(/at 1: role "robot" is not 'user', 'assistant' or 'tool'.*nothing was appended/);
+    await expect(store.append(key, bad)).rejects.toBeInstanceOf(SessionError);
+    expect(await store.load(key, { maxMessages: 10 })).toEqual([]);
+    expect(await store.turns('acme', 's1')).toEqual([]);
+    await store.append(key, turn('r1', 'one'));
+    expect((await store.load(key, { maxMessages: 10 })).map((m) => m.role)).toEqual(['user', 'assistant']);
+  });
+
   it('stores a turn appended twice (same namespace and rootRunId) once', async () => {
     const store = new InMemorySessionStore();
     await store.append(key, turn('r1', 'one'));
