@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { readOptions } from '../core/options.js';
 import type { Message } from '../model/types.js';
 import { checkKey, checkSession, isRootNamespace } from './session-key.js';
-import { checkTurnMessages, DEFAULT_MAX_MESSAGES_PER_SESSION, storedMessage } from './session-messages.js';
+import { checkTurnMessages, DEFAULT_MAX_MESSAGES_PER_SESSION, keptMessage } from './session-messages.js';
 import type { SessionKey, SessionStore, SessionTurn, SessionTurnRecord } from './session-store.js';
 import { pageOf, pageOptions } from './turn-pages.js';
 
@@ -62,14 +62,14 @@ export class InMemorySessionStore implements SessionStore {
 
   async append(key: SessionKey, turn: SessionTurn): Promise<void> {
     checkKey(key);
-    // Checked once here, so a load hands them out unchecked (session-calls.ts trusts this class).
+    // Checked once here and kept frozen (keptMessage), so a load hands them out without the check again.
     checkTurnMessages(turn.messages);
     const session = this.#session(key.tenantId, key.sessionId, true)!;
     let ns = session.namespaces.get(key.agent);
     if (ns === undefined) session.namespaces.set(key.agent, (ns = { messages: [], start: 0, appended: new Set() }));
     if (ns.appended.has(turn.rootRunId)) return;
     ns.appended.add(turn.rootRunId);
-    for (const m of turn.messages) ns.messages.push(deepFreeze(storedMessage(m)));
+    for (const m of turn.messages) ns.messages.push(keptMessage(m));
     const dropped = dropOldest(ns, this.#maxMessages);
     session.records.push(keptRecord(turn.record, dropped));
   }
@@ -137,11 +137,6 @@ function keptRecord(r: SessionTurnRecord, dropped: number): SessionTurnRecord {
   return kept;
 }
 
-function deepFreeze(m: Message): Message {
-  if (m.toolCalls !== undefined) for (const c of m.toolCalls) Object.freeze(c);
-  if (m.toolCalls !== undefined) Object.freeze(m.toolCalls);
-  return Object.freeze(m);
-}
 
 /** One map key per tenant and session, unambiguous whatever either holds (the tenant's length first). */
 function sessionKey(tenantId: string, sessionId: string): string {

@@ -4,7 +4,6 @@ import { NEVER_ABORTS, whenAborted } from '../core/signals.js';
 import type { Message } from '../model/types.js';
 import { SessionError, SessionStoreUnavailableError } from './session-errors.js';
 import type { SessionMemory } from './session-memory.js';
-import { InMemorySessionStore } from './in-memory-session-store.js';
 import { loadedMessages } from './session-messages.js';
 import { unwatch, watch } from './call-deadlines.js';
 import type { SessionTurn } from './session-store.js';
@@ -80,10 +79,7 @@ function describe(memory: SessionMemory): string {
  */
 export function loadHistory<R>(memory: SessionMemory, signal: AbortSignal, then: (history: readonly Message[]) => R): Promise<R> {
   const load = (s: AbortSignal) => memory.store.load(memory.key, { maxMessages: memory.maxMessages, signal: s });
-  // The in-memory store's own answer (its class exactly, not a subclass that may load otherwise) is
-  // messages it made itself at append (storedMessage, frozen): checked then, not again every turn.
-  const trusted = memory.store.constructor === InMemorySessionStore;
-  const read = (answer: unknown) => fromUserMessage(trusted ? (answer as readonly Message[]) : loadedMessages(memory.store.constructor.name, answer));
+  const read = (answer: unknown) => fromUserMessage(loadedMessages(memory.store.constructor.name, answer));
   if (memory.compact === undefined) return storeCall(memory, signal, 'load', load, (answer) => then(read(answer)));
   return storeCall(memory, signal, 'load', load, read).then(async (messages) => then(await compacted(memory, messages, signal)));
 }

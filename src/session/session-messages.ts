@@ -21,6 +21,23 @@ function cappedText(text: string): string {
 }
 
 /** A message as a session keeps it: plain data, its text (and its tool calls' arguments) capped, frozen (a load hands it out as it is). */
+/**
+ * Messages checked and then frozen deeply in this process (keptMessage): frozen, they cannot have
+ * changed since, so a load that hands them back is not checked again, whichever store keeps them.
+ */
+const checkedMessages = new WeakSet<object>();
+
+/** A checked message as a store that keeps objects holds it: stored, frozen deeply, known checked. */
+export function keptMessage(m: Message): Message {
+  const out = storedMessage(m);
+  if (out.toolCalls !== undefined) {
+    for (const c of out.toolCalls) Object.freeze(c);
+    Object.freeze(out.toolCalls);
+  }
+  checkedMessages.add(Object.freeze(out));
+  return out;
+}
+
 export function storedMessage(m: Message): Message {
   const out: Message = { role: m.role, content: cappedText(m.content) };
   if (m.toolCalls !== undefined) out.toolCalls = m.toolCalls.map((c) => ({ id: c.id, name: c.name, arguments: cappedText(c.arguments) }));
@@ -57,6 +74,7 @@ export function listProblem(answer: unknown, problemOf: (item: unknown) => strin
  * (A loop, not a schema: it runs on every turn, and a turn's history is its longest input.)
  */
 export function loadedMessages(store: string, answer: unknown): readonly Message[] {
+  if (Array.isArray(answer) && answer.every((m) => checkedMessages.has(m as object))) return answer as readonly Message[];
   const where = listProblem(answer, messageProblem);
   if (where === undefined) return answer as readonly Message[];
   throw new SessionStoreUnavailableError(
