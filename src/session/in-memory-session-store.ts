@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { readOptions } from '../core/options.js';
 import type { Message } from '../model/types.js';
 import { checkKey, checkSession, isRootNamespace } from './session-key.js';
-import { checkTurnMessages, DEFAULT_MAX_MESSAGES_PER_SESSION, keptMessage } from './session-messages.js';
+import { checkTurnMessages, DEFAULT_MAX_MESSAGES_PER_SESSION, keptList, keptMessage } from './session-messages.js';
 import type { SessionKey, SessionStore, SessionTurn, SessionTurnRecord } from './session-store.js';
 import { pageOf, pageOptions } from './turn-pages.js';
 
@@ -57,7 +57,7 @@ export class InMemorySessionStore implements SessionStore {
     const ns = this.#session(key.tenantId, key.sessionId, false)?.namespaces.get(key.agent);
     if (ns === undefined) return [];
     // Kept frozen (deeply): handed out as they are, no copy a turn.
-    return ns.messages.slice(Math.max(ns.start, ns.messages.length - options.maxMessages));
+    return keptList(ns.messages.slice(Math.max(ns.start, ns.messages.length - options.maxMessages)));
   }
 
   async append(key: SessionKey, turn: SessionTurn): Promise<void> {

@@ -22,20 +22,26 @@ function cappedText(text: string): string {
 
 /** A message as a session keeps it: plain data, its text (and its tool calls' arguments) capped, frozen (a load hands it out as it is). */
 /**
- * Messages checked and then frozen deeply in this process (keptMessage): frozen, they cannot have
- * changed since, so a load that hands them back is not checked again, whichever store keeps them.
+ * Lists of messages this process checked at append and froze (keptList): frozen, they cannot have
+ * changed since, so a load that hands one back is not checked again, whichever store keeps them.
+ * One lookup a load, not one a message.
  */
-const checkedMessages = new WeakSet<object>();
+const checkedLists = new WeakSet<object>();
 
-/** A checked message as a store that keeps objects holds it: stored, frozen deeply, known checked. */
+/** A checked message as a store that keeps objects holds it: stored and frozen deeply. */
 export function keptMessage(m: Message): Message {
   const out = storedMessage(m);
   if (out.toolCalls !== undefined) {
     for (const c of out.toolCalls) Object.freeze(c);
     Object.freeze(out.toolCalls);
   }
-  checkedMessages.add(Object.freeze(out));
-  return out;
+  return Object.freeze(out);
+}
+
+/** A load's answer made only of keptMessage's messages, frozen and known checked. */
+export function keptList(messages: Message[]): readonly Message[] {
+  checkedLists.add(Object.freeze(messages));
+  return messages;
 }
 
 export function storedMessage(m: Message): Message {
@@ -74,7 +80,7 @@ export function listProblem(answer: unknown, problemOf: (item: unknown) => strin
  * (A loop, not a schema: it runs on every turn, and a turn's history is its longest input.)
  */
 export function loadedMessages(store: string, answer: unknown): readonly Message[] {
-  if (Array.isArray(answer) && answer.every((m) => checkedMessages.has(m as object))) return answer as readonly Message[];
+  if (typeof answer === 'object' && answer !== null && checkedLists.has(answer)) return answer as readonly Message[];
   const where = listProblem(answer, messageProblem);
   if (where === undefined) return answer as readonly Message[];
   throw new SessionStoreUnavailableError(

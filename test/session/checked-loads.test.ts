@@ -1,7 +1,7 @@
 /**
- * A load's messages are checked unless every one is a message this process checked at append and
- * froze (the in-memory store's own): whichever store answers, a message it made up or changed is
- * refused before any model call.
+ * A load's messages are checked unless the list is one this process made of messages it checked at
+ * append and froze (the in-memory store's own answer): whichever store answers, a list it made up
+ * or added to is refused before any model call.
  */
 import { describe, expect, it } from 'vitest';
 import { InMemorySessionStore, SessionStoreUnavailableError, SymfonicAgent, type Message, type SessionKey } from '../../src/index.js';
