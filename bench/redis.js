@@ -16,13 +16,18 @@ import { RedisBudgetStore } from '../dist/budget/redis/redis-budget-store.js';
 import { emit, printTable, quantile, result, round2, timeSequential } from './harness.js';
 
 const LIMIT = Object.freeze({ maxTokens: 1e15, maxCostUsd: 1e12 });
-/** The same caps, with a user's and a session's level inside the tenant. */
+/**
+ * The same caps, with a user's and a session's level inside the tenant. Frozen through, levels
+ * and all, as TenantBudgets hands every limit to a store: the store keeps what a call sends only
+ * for a limit nobody can change, and a bench of a limit the runtime never passes measures nothing
+ * a user pays.
+ */
 const LEVELS = Object.freeze({
   ...LIMIT,
-  levels: [
-    { level: 'user', id: 'bench-user', maxTokens: 1e15, maxCostUsd: 1e12 },
-    { level: 'session', id: 'bench-session', maxTokens: 1e15, maxCostUsd: 1e12 },
-  ],
+  levels: Object.freeze([
+    Object.freeze({ level: 'user', id: 'bench-user', maxTokens: 1e15, maxCostUsd: 1e12 }),
+    Object.freeze({ level: 'session', id: 'bench-session', maxTokens: 1e15, maxCostUsd: 1e12 }),
+  ]),
 });
 const AMOUNT = Object.freeze({ tokens: 4256, costUsd: 0.0004 });
 const ACTUAL = Object.freeze({ tokens: 160, costUsd: 0.00096 });
