@@ -121,7 +121,7 @@ function wrappedStart(core: AgentCore, call: WrappedCall, request: RunRequest, h
 }
 
 /** The sink for an onEvent callback given in the options, if one was. */
-function listenerSink(core: AgentCore, request: RunRequest): RunEventSink | undefined {
+function listenerSink(core: AgentCore, request: Pick<RunRequest, 'onEvent'>): RunEventSink | undefined {
   if (request.onEvent === undefined) return undefined;
   const hub = new EventHub(listenerErrorReporter(core));
   hub.listen(request.onEvent);
@@ -150,15 +150,16 @@ export async function resumeStart(core: AgentCore, input: unknown, options: Resu
   const decisions = checkDecisions(run, given.decisions, { digestsRequired: !isChecked(core.snapshots) });
   checkGivenAgain(core.name, snapshot, given, core.ledger !== undefined);
   // Last of the checks: a resume refused by any of them has not used the snapshot up.
-  await claimSnapshot(core.snapshots, snapshot, core.name);
-  const request = readRunOptions({ ...(given.signal ? { signal: given.signal } : {}), ...(given.onEvent ? { onEvent: given.onEvent } : {}), ...(given.askUser ? { askUser: given.askUser } : {}) });
-  if (hub !== undefined && request.onEvent !== undefined) hub.listen(request.onEvent);
-  const events = hub ?? listenerSink(core, request);
+  const claiming = claimSnapshot(core.snapshots, snapshot, core.name);
+  if (claiming !== undefined) await claiming;
+  // Its signal, listener and question handler were checked by readResumeOptions with run options' rules: not read a second time as run options.
+  if (hub !== undefined && given.onEvent !== undefined) hub.listen(given.onEvent);
+  const events = hub ?? listenerSink(core, given);
   // The same root: its events number on after the last one delivered before the pause.
   if (snapshot.seq !== undefined && events instanceof EventHub) events.continueFrom(snapshot.seq);
-  const owned = rootSignal(request.signal, run.deadline, hub !== undefined);
+  const owned = rootSignal(given.signal, run.deadline, hub !== undefined);
   const traceContext = run.span === undefined ? otelContext.active() : trace.setSpanContext(otelContext.active(), { traceId: run.span.traceId, spanId: run.span.spanId, traceFlags: run.span.flags, isRemote: true });
-  const frame = frameFromData(data, { signal: owned.signal, traceContext, askUser: request.askUser, events });
+  const frame = frameFromData(data, { signal: owned.signal, traceContext, askUser: given.askUser, events });
   const session = data.parentRunId === null ? rootMemory(core.sessions, frame.scope, core.name) : undefined;
   return { frame, ledger: given.accounting, outputType: given.outputType, owned, history: undefined, door: false, wrapped: undefined, resume: { run, decisions }, session };
 }

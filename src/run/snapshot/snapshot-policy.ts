@@ -88,13 +88,19 @@ export function snapshotIdOf(snapshot: RunSnapshot): string {
   return snapshot.id ?? `sha256:${createHash('sha256').update(canonicalJson(snapshot)).digest('hex')}`;
 }
 
-/** Claims the snapshot in the policy's resumeStore, if it has one: a snapshot claimed before is refused, nothing run. */
-export async function claimSnapshot(policy: SnapshotPolicy, snapshot: RunSnapshot, agent: string): Promise<void> {
-  if (policy.resumeStore === undefined) return;
-  const id = snapshotIdOf(snapshot);
+/**
+ * Claims the snapshot in the policy's resumeStore, if it has one: a snapshot claimed before is
+ * refused, nothing run. Undefined when there is no store: nothing to wait for, so a resume
+ * without one takes no extra turn of the event loop for it.
+ */
+export function claimSnapshot(policy: SnapshotPolicy, snapshot: RunSnapshot, agent: string): Promise<void> | undefined {
+  return policy.resumeStore === undefined ? undefined : claimIn(policy.resumeStore, snapshotIdOf(snapshot), agent);
+}
+
+async function claimIn(store: ResumeStore, id: string, agent: string): Promise<void> {
   let first: boolean;
   try {
-    first = await policy.resumeStore.claim(id);
+    first = await store.claim(id);
   } catch (error) {
     throw new SnapshotError(`agent "${agent}"'s resumeStore could not record the resume of snapshot "${id}" (${(error as Error)?.message ?? String(error)}): nothing was run; try again.`, { cause: error });
   }
