@@ -4,6 +4,7 @@ import type { Message } from '../model/types.js';
 import { checkKey, checkSession, isRootNamespace } from './session-key.js';
 import { checkTurnMessages, DEFAULT_MAX_MESSAGES_PER_SESSION, keptList, keptMessage } from './session-messages.js';
 import type { SessionKey, SessionStore, SessionTurn, SessionTurnRecord } from './session-store.js';
+import { answered, forgetAnswer } from './store-answers.js';
 import { pageOf, pageOptions } from './turn-pages.js';
 
 export interface InMemorySessionStoreOptions {
@@ -52,26 +53,23 @@ export class InMemorySessionStore implements SessionStore {
     this.#maxMessages = o.maxMessagesPerSession ?? DEFAULT_MAX_MESSAGES_PER_SESSION;
   }
 
-  async load(key: SessionKey, options: { maxMessages: number }): Promise<readonly Message[]> {
-    checkKey(key);
-    const ns = this.#session(key.tenantId, key.sessionId, false)?.namespaces.get(key.agent);
-    if (ns === undefined) return [];
-    // Kept frozen (deeply): handed out as they are, no copy a turn.
-    return keptList(ns.messages.slice(Math.max(ns.start, ns.messages.length - options.maxMessages)));
+  // load and append answer at once: an already fulfilled promise, its value left for the store
+  // call to read without awaiting it (store-answers.ts); a fault is still a rejection, as ever.
+  load(key: SessionKey, options: { maxMessages: number }): Promise<readonly Message[]> {
+    try {
+      return answered(this.#load(key, options));
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
-  async append(key: SessionKey, turn: SessionTurn): Promise<void> {
-    checkKey(key);
-    // Checked once here and kept frozen (keptMessage), so a load hands them out without the check again.
-    checkTurnMessages(turn.messages);
-    const session = this.#session(key.tenantId, key.sessionId, true)!;
-    let ns = session.namespaces.get(key.agent);
-    if (ns === undefined) session.namespaces.set(key.agent, (ns = { messages: [], start: 0, appended: new Set() }));
-    if (ns.appended.has(turn.rootRunId)) return;
-    ns.appended.add(turn.rootRunId);
-    for (const m of turn.messages) ns.messages.push(keptMessage(m));
-    const dropped = dropOldest(ns, this.#maxMessages);
-    session.records.push(keptRecord(turn.record, dropped));
+  append(key: SessionKey, turn: SessionTurn): Promise<void> {
+    try {
+      this.#append(key, turn);
+      return answered(undefined);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   async turns(tenantId: string, sessionId: string, options?: { limit?: number; before?: string }): Promise<readonly SessionTurnRecord[]> {
@@ -84,6 +82,29 @@ export class InMemorySessionStore implements SessionStore {
   async clear(tenantId: string, sessionId: string): Promise<void> {
     checkSession(tenantId, sessionId);
     this.#sessions.delete(sessionKey(tenantId, sessionId));
+    forgetAnswer();
+  }
+
+  #load(key: SessionKey, options: { maxMessages: number }): readonly Message[] {
+    checkKey(key);
+    const ns = this.#session(key.tenantId, key.sessionId, false)?.namespaces.get(key.agent);
+    if (ns === undefined) return [];
+    // Kept frozen (deeply): handed out as they are, no copy a turn.
+    return keptList(ns.messages.slice(Math.max(ns.start, ns.messages.length - options.maxMessages)));
+  }
+
+  #append(key: SessionKey, turn: SessionTurn): void {
+    checkKey(key);
+    // Checked once here and kept frozen (keptMessage), so a load hands them out without the check again.
+    checkTurnMessages(turn.messages);
+    const session = this.#session(key.tenantId, key.sessionId, true)!;
+    let ns = session.namespaces.get(key.agent);
+    if (ns === undefined) session.namespaces.set(key.agent, (ns = { messages: [], start: 0, appended: new Set() }));
+    if (ns.appended.has(turn.rootRunId)) return;
+    ns.appended.add(turn.rootRunId);
+    for (const m of turn.messages) ns.messages.push(keptMessage(m));
+    const dropped = dropOldest(ns, this.#maxMessages);
+    session.records.push(keptRecord(turn.record, dropped));
   }
 
   /**
