@@ -6,7 +6,7 @@ import { SessionError, SessionStoreUnavailableError } from './session-errors.js'
 import type { SessionMemory } from './session-memory.js';
 import { loadedMessages } from './session-messages.js';
 import { unwatch, watch } from './call-deadlines.js';
-import { takeAnswer, UNKNOWN } from './store-answers.js';
+import { takeAnswer, takenChecked, UNKNOWN } from './store-answers.js';
 import type { SessionTurn } from './session-store.js';
 
 const rethrow = (error: unknown): never => {
@@ -21,14 +21,15 @@ const rethrow = (error: unknown): never => {
  * the history, or the failure of an append, without a promise more.
  *
  * A store that answered at once and said so (store-answers.ts: the in-memory store) is read at
- * once, and the result is returned as it is, not a promise: no deadline can have passed, nor an
+ * once (with whether the store vouched for it as a list of messages it checked), and the result
+ * is returned as it is, not a promise: no deadline can have passed, nor an
  * abort have come, before its promise settled (both are checked on the same stack, as a promise
  * of the call's own would settle with it first). Any other answer is awaited by one promise of the
  * call's own, settled by the first of the store's answer, the abort and the deadline (an entry on
  * the process's one timer, call-deadlines.ts, not a timer a call), each costing a turn the context
  * manager's hooks.
  */
-function storeCall<T, R>(memory: SessionMemory, signal: AbortSignal, what: string, call: (signal: AbortSignal) => Promise<T>, answered: (answer: T) => R, failedWith: (error: unknown) => R = rethrow): R | Promise<R> {
+function storeCall<T, R>(memory: SessionMemory, signal: AbortSignal, what: string, call: (signal: AbortSignal) => Promise<T>, answered: (answer: T, checked: boolean) => R, failedWith: (error: unknown) => R = rethrow): R | Promise<R> {
   // The deadline runs from the call's start, the store's own synchronous part in it.
   const from = performance.now();
   let work: Promise<T>;
@@ -38,7 +39,7 @@ function storeCall<T, R>(memory: SessionMemory, signal: AbortSignal, what: strin
     work = Promise.reject(error);
   }
   const known = takeAnswer(work);
-  if (known !== UNKNOWN && !signal.aborted) return answered(known as T);
+  if (known !== UNKNOWN && (signal === NEVER_ABORTS || !signal.aborted)) return answered(known as T, takenChecked());
   return new Promise<R>((resolve, reject) => {
     let settled = false;
     let stopListening: (() => void) | undefined;
@@ -49,7 +50,7 @@ function storeCall<T, R>(memory: SessionMemory, signal: AbortSignal, what: strin
       unwatch(deadline);
       stopListening?.();
       try {
-        resolve(ok ? answered(value as T) : failedWith(value));
+        resolve(ok ? answered(value as T, false) : failedWith(value));
       } catch (error) {
         reject(error);
       }
@@ -93,8 +94,9 @@ function describe(memory: SessionMemory): string {
  */
 export function loadHistory<R>(memory: SessionMemory, signal: AbortSignal, then: (history: readonly Message[]) => R): R | Promise<R> {
   const load = (s: AbortSignal) => memory.store.load(memory.key, { maxMessages: memory.maxMessages, signal: s });
-  const read = (answer: unknown) => fromUserMessage(loadedMessages(memory.store.constructor.name, answer));
-  if (memory.compact === undefined) return storeCall(memory, signal, 'load', load, (answer) => then(read(answer)));
+  // A list the store checked as it kept its messages, read on the same stack, is not checked again.
+  const read = (answer: unknown, checked: boolean) => fromUserMessage(checked ? (answer as readonly Message[]) : loadedMessages(memory.store.constructor.name, answer));
+  if (memory.compact === undefined) return storeCall(memory, signal, 'load', load, (answer, checked) => then(read(answer, checked)));
   return compacted(memory, storeCall(memory, signal, 'load', load, read), signal).then(then);
 }
 

@@ -53,6 +53,20 @@ describe('a store answer known at once', () => {
     expect(await later).toBe(2);
   });
 
+  it("is checked again when a store awaits the in-memory store's list and changes it", async () => {
+    const inner = new InMemorySessionStore();
+    await inner.append(key, turn);
+    const changing = memoryOf({
+      ...handingOn(inner),
+      load: async (k, o) => {
+        const list = (await inner.load(k, o)) as Message[];
+        list.push({ role: 'narrator', content: 'x' } as never);
+        return list;
+      },
+    });
+    await expect(loadHistory(changing, NEVER_ABORTS, (h: readonly Message[]) => h)).rejects.toThrow(/not a list of messages \(at 2: role "narrator"/);
+  });
+
   it('still refuses a store fault as a rejection, before anything is kept', async () => {
     const store = new InMemorySessionStore();
     await expect(store.load({ ...key, sessionId: '' }, { maxMessages: 5 })).rejects.toThrow(/sessionId must be a non-empty string/);
