@@ -171,7 +171,11 @@ export async function executeRun(core: AgentCore, query: string, start: RunStart
   let exit: Exit;
   try {
     // Before the first model call: a store that cannot answer refuses the turn with nothing charged.
-    if (run.session?.remembers === true) await openTurn(run, run.session);
+    // Awaited only if the store has not answered yet: each await costs a turn a microtask and, with the context manager's hooks, a promise.
+    if (run.session?.remembers === true) {
+      const opened = openTurn(run, run.session);
+      if (opened !== undefined) await opened;
+    }
     // The model/tool loop, in this one async frame (a run in flight holds no second one): tools
     // of one turn run together and their results go back in call order; a turn with a call that
     // waits ends it with the wait; a resumed run first finishes the turn it waited in.
@@ -206,5 +210,7 @@ export async function executeRun(core: AgentCore, query: string, start: RunStart
   }
   const closing = run.account.close();
   const figures = isPromise(closing) ? await closing : closing;
-  return run.sessionLoaded ? await closeTurn(run, exit, figures, started) : closeRun(run, exit, figures, started);
+  if (!run.sessionLoaded) return closeRun(run, exit, figures, started);
+  const closed = closeTurn(run, exit, figures, started);
+  return isPromise(closed) ? await closed : closed;
 }

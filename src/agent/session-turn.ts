@@ -14,8 +14,10 @@ import type { RunState } from './run-state.js';
 /**
  * A remembering run's start: its namespace's history, read before the first model call, goes
  * before the turn's own messages (the user message; a resumed turn's conversation since it began).
+ * Done on return, not a promise, when the store answered at once (loadHistory); a refusal is then
+ * thrown.
  */
-export function openTurn(run: RunState, memory: SessionMemory): Promise<void> {
+export function openTurn(run: RunState, memory: SessionMemory): void | Promise<void> {
   const start = (history: readonly Message[]): void => {
     run.messages.splice(0, 0, ...history);
     run.turnFrom = history.length;
@@ -24,16 +26,18 @@ export function openTurn(run: RunState, memory: SessionMemory): Promise<void> {
   const driver = run.driver;
   if (driver?.history === undefined) return loadHistory(memory, run.signal, start);
   // A durable turn reads its history as a recorded step: a recovery replays what it first read.
-  return driver.history(run.frame.runId, () => loadHistory(memory, run.signal, (history) => history)).then((recorded) => start(recorded.value));
+  // The recorded step is given a promise, whether the store answered at once or not.
+  return driver.history(run.frame.runId, async () => loadHistory(memory, run.signal, (history) => history)).then((recorded) => start(recorded.value));
 }
 
 /**
  * The close of a run that started in its session: the one close sequence, then its turn
  * appended. An answered turn keeps every message of its conversation; a failed one its user
  * message and the failure, so the next turn knows what was asked. A suspended turn appends
- * nothing yet: it is appended when it completes, after its resume.
+ * nothing yet: it is appended when it completes, after its resume. The response itself, not a
+ * promise of it, when the store answered at once (appendTurn).
  */
-export function closeTurn(run: RunState, exit: Exit, figures: RunFigures, started: number): Promise<AgentResponse> {
+export function closeTurn(run: RunState, exit: Exit, figures: RunFigures, started: number): AgentResponse | Promise<AgentResponse> {
   const memory = run.session!;
   let response: AgentResponse;
   try {
@@ -47,7 +51,7 @@ export function closeTurn(run: RunState, exit: Exit, figures: RunFigures, starte
       throw error;
     });
   }
-  if (response.status === 'suspended') return Promise.resolve(response);
+  if (response.status === 'suspended') return response;
   // The response already holds the turn's trace id and its spend, rounded as the record keeps them.
   return appendTurn(memory, turnOf(run, memory, run.messages.slice(run.turnFrom), response, 'completed'), (failure) => {
     if (failure !== undefined) {

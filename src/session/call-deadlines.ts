@@ -22,9 +22,9 @@ let inFlight = 0;
 let timer: NodeJS.Timeout | undefined;
 let timerAt = Infinity;
 
-/** Calls `expire` once `ms` have passed, unless `unwatch` is called first. */
-export function watch(ms: number, expire: () => void): Deadline {
-  const deadline: Deadline = { at: performance.now() + ms, expire, prev: null, next: head };
+/** Calls `expire` once `ms` have passed since `from` (now by default), unless `unwatch` is called first. */
+export function watch(ms: number, expire: () => void, from: number = performance.now()): Deadline {
+  const deadline: Deadline = { at: from + ms, expire, prev: null, next: head };
   if (head !== null) head.prev = deadline;
   head = deadline;
   inFlight++;

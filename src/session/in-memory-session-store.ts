@@ -2,8 +2,9 @@ import { z } from 'zod';
 import { readOptions } from '../core/options.js';
 import type { Message } from '../model/types.js';
 import { checkKey, checkSession, isRootNamespace } from './session-key.js';
-import { checkTurnMessages, DEFAULT_MAX_MESSAGES_PER_SESSION, keptList, keptMessage } from './session-messages.js';
+import { checkTurnMessages, DEFAULT_MAX_MESSAGES_PER_SESSION, keptMessage } from './session-messages.js';
 import type { SessionKey, SessionStore, SessionTurn, SessionTurnRecord } from './session-store.js';
+import { answered, forgetAnswer } from './store-answers.js';
 import { pageOf, pageOptions } from './turn-pages.js';
 
 export interface InMemorySessionStoreOptions {
@@ -28,6 +29,8 @@ interface Namespace {
 }
 
 interface Session {
+  readonly tenantId: string;
+  readonly sessionId: string;
   namespaces: Map<string, Namespace>;
   records: SessionTurnRecord[];
   /** The store's use count when the session was last moved to the recent end. */
@@ -40,7 +43,13 @@ interface Session {
  * it without end. Gone when the process ends: use RedisSessionStore to share or keep them.
  */
 export class InMemorySessionStore implements SessionStore {
-  readonly #sessions = new Map<string, Session>();
+  /**
+   * Sessions by tenant, then session id: two lookups of the key's own strings (their hashes kept
+   * on them), where one map by a key made of both built a string and hashed it anew each call.
+   */
+  readonly #index = new Map<string, Map<string, Session>>();
+  /** The same sessions, least recently moved first: the order eviction takes them in. */
+  readonly #order = new Set<Session>();
   readonly #maxSessions: number;
   readonly #maxMessages: number;
   /** Store calls that named a session, so far. */
@@ -52,26 +61,24 @@ export class InMemorySessionStore implements SessionStore {
     this.#maxMessages = o.maxMessagesPerSession ?? DEFAULT_MAX_MESSAGES_PER_SESSION;
   }
 
-  async load(key: SessionKey, options: { maxMessages: number }): Promise<readonly Message[]> {
-    checkKey(key);
-    const ns = this.#session(key.tenantId, key.sessionId, false)?.namespaces.get(key.agent);
-    if (ns === undefined) return [];
-    // Kept frozen (deeply): handed out as they are, no copy a turn.
-    return keptList(ns.messages.slice(Math.max(ns.start, ns.messages.length - options.maxMessages)));
+  // load and append answer at once: an already fulfilled promise, its value left for the store
+  // call to read without awaiting it (store-answers.ts), a load's vouched for as messages checked
+  // as they were kept; a fault is still a rejection, as ever.
+  load(key: SessionKey, options: { maxMessages: number }): Promise<readonly Message[]> {
+    try {
+      return answered(this.#load(key, options), true);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
-  async append(key: SessionKey, turn: SessionTurn): Promise<void> {
-    checkKey(key);
-    // Checked once here and kept frozen (keptMessage), so a load hands them out without the check again.
-    checkTurnMessages(turn.messages);
-    const session = this.#session(key.tenantId, key.sessionId, true)!;
-    let ns = session.namespaces.get(key.agent);
-    if (ns === undefined) session.namespaces.set(key.agent, (ns = { messages: [], start: 0, appended: new Set() }));
-    if (ns.appended.has(turn.rootRunId)) return;
-    ns.appended.add(turn.rootRunId);
-    for (const m of turn.messages) ns.messages.push(keptMessage(m));
-    const dropped = dropOldest(ns, this.#maxMessages);
-    session.records.push(keptRecord(turn.record, dropped));
+  append(key: SessionKey, turn: SessionTurn): Promise<void> {
+    try {
+      this.#append(key, turn);
+      return answered(undefined);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   async turns(tenantId: string, sessionId: string, options?: { limit?: number; before?: string }): Promise<readonly SessionTurnRecord[]> {
@@ -83,7 +90,32 @@ export class InMemorySessionStore implements SessionStore {
 
   async clear(tenantId: string, sessionId: string): Promise<void> {
     checkSession(tenantId, sessionId);
-    this.#sessions.delete(sessionKey(tenantId, sessionId));
+    const session = this.#index.get(tenantId)?.get(sessionId);
+    if (session !== undefined) this.#remove(session);
+    forgetAnswer();
+  }
+
+  #load(key: SessionKey, options: { maxMessages: number }): readonly Message[] {
+    checkKey(key);
+    const ns = this.#session(key.tenantId, key.sessionId, false)?.namespaces.get(key.agent);
+    if (ns === undefined) return [];
+    // The messages were checked and frozen as they were kept: handed out as they are, no copy of each.
+    return ns.messages.slice(Math.max(ns.start, ns.messages.length - options.maxMessages));
+  }
+
+  #append(key: SessionKey, turn: SessionTurn): void {
+    checkKey(key);
+    // Checked once here and kept frozen (keptMessage), so a load hands them out without the check again.
+    checkTurnMessages(turn.messages);
+    const session = this.#session(key.tenantId, key.sessionId, true)!;
+    let ns = session.namespaces.get(key.agent);
+    if (ns === undefined) session.namespaces.set(key.agent, (ns = { messages: [], start: 0, appended: new Set() }));
+    // A repeat adds nothing to the set: one lookup a turn, not a look and then an add.
+    const seen = ns.appended.size;
+    if (ns.appended.add(turn.rootRunId).size === seen) return;
+    for (const m of turn.messages) ns.messages.push(keptMessage(m));
+    const dropped = dropOldest(ns, this.#maxMessages);
+    session.records.push(keptRecord(turn.record, dropped));
   }
 
   /**
@@ -94,18 +126,30 @@ export class InMemorySessionStore implements SessionStore {
    * entry (a Map's table rebuilt every few calls).
    */
   #session(tenantId: string, sessionId: string, create: boolean): Session | undefined {
-    const k = sessionKey(tenantId, sessionId);
     const use = this.#uses++;
-    let session = this.#sessions.get(k);
+    let tenant = this.#index.get(tenantId);
+    let session = tenant?.get(sessionId);
     if (session !== undefined) {
       if (use - session.movedAt < this.#maxSessions / 2) return session;
-      this.#sessions.delete(k);
-    } else if (create) session = { namespaces: new Map(), records: [], movedAt: use };
-    if (session === undefined) return undefined;
+      this.#order.delete(session);
+    } else {
+      if (!create) return undefined;
+      session = { tenantId, sessionId, namespaces: new Map(), records: [], movedAt: use };
+      if (tenant === undefined) this.#index.set(tenantId, (tenant = new Map()));
+      tenant.set(sessionId, session);
+    }
     session.movedAt = use;
-    this.#sessions.set(k, session);
-    if (this.#sessions.size > this.#maxSessions) this.#sessions.delete(this.#sessions.keys().next().value!);
+    this.#order.add(session);
+    if (this.#order.size > this.#maxSessions) this.#remove(this.#order.values().next().value!);
     return session;
+  }
+
+  /** Forgets the session, and its tenant's map once it holds none. */
+  #remove(session: Session): void {
+    this.#order.delete(session);
+    const tenant = this.#index.get(session.tenantId)!;
+    tenant.delete(session.sessionId);
+    if (tenant.size === 0) this.#index.delete(session.tenantId);
   }
 }
 
@@ -137,8 +181,3 @@ function keptRecord(r: SessionTurnRecord, dropped: number): SessionTurnRecord {
   return kept;
 }
 
-
-/** One map key per tenant and session, unambiguous whatever either holds (the tenant's length first). */
-function sessionKey(tenantId: string, sessionId: string): string {
-  return `${tenantId.length}:${tenantId}${sessionId}`;
-}

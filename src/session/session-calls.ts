@@ -6,6 +6,7 @@ import { SessionError, SessionStoreUnavailableError } from './session-errors.js'
 import type { SessionMemory } from './session-memory.js';
 import { loadedMessages } from './session-messages.js';
 import { unwatch, watch } from './call-deadlines.js';
+import { takeAnswer, takenChecked, UNKNOWN } from './store-answers.js';
 import type { SessionTurn } from './session-store.js';
 
 const rethrow = (error: unknown): never => {
@@ -16,12 +17,29 @@ const rethrow = (error: unknown): never => {
  * One store call, bounded by the memory's timeoutMs (and, for a load, by the run's signal, which
  * the store is given): a store that fails, hangs or is slower than that answers
  * SessionStoreUnavailableError, never an hour's wait. An abort of the run stays the abort it is.
- * One promise a call, settled by the first of the store's answer, the abort and the deadline, with
- * what `answered` (or `failedWith`) makes of it: a turn reads the history, or the failure of an
- * append, without a promise more (each costs a turn the context manager's hooks). The deadline
- * is one entry on the process's one timer (call-deadlines.ts), not a timer a call.
+ * What `answered` (or `failedWith`) makes of the store's answer is the call's result: a turn reads
+ * the history, or the failure of an append, without a promise more.
+ *
+ * A store that answered at once and said so (store-answers.ts: the in-memory store) is read at
+ * once (with whether the store vouched for it as a list of messages it checked), and the result
+ * is returned as it is, not a promise: no deadline can have passed, nor an
+ * abort have come, before its promise settled (both are checked on the same stack, as a promise
+ * of the call's own would settle with it first). Any other answer is awaited by one promise of the
+ * call's own, settled by the first of the store's answer, the abort and the deadline (an entry on
+ * the process's one timer, call-deadlines.ts, not a timer a call), each costing a turn the context
+ * manager's hooks.
  */
-function storeCall<T, R>(memory: SessionMemory, signal: AbortSignal, what: string, call: (signal: AbortSignal) => Promise<T>, answered: (answer: T) => R, failedWith: (error: unknown) => R = rethrow): Promise<R> {
+function storeCall<T, R>(memory: SessionMemory, signal: AbortSignal, what: string, call: (signal: AbortSignal) => Promise<T>, answered: (answer: T, checked: boolean) => R, failedWith: (error: unknown) => R = rethrow): R | Promise<R> {
+  // The deadline runs from the call's start, the store's own synchronous part in it.
+  const from = performance.now();
+  let work: Promise<T>;
+  try {
+    work = call(signal);
+  } catch (error) {
+    work = Promise.reject(error);
+  }
+  const known = takeAnswer(work);
+  if (known !== UNKNOWN && (signal === NEVER_ABORTS || !signal.aborted)) return answered(known as T, takenChecked());
   return new Promise<R>((resolve, reject) => {
     let settled = false;
     let stopListening: (() => void) | undefined;
@@ -32,22 +50,18 @@ function storeCall<T, R>(memory: SessionMemory, signal: AbortSignal, what: strin
       unwatch(deadline);
       stopListening?.();
       try {
-        resolve(ok ? answered(value as T) : failedWith(value));
+        resolve(ok ? answered(value as T, false) : failedWith(value));
       } catch (error) {
         reject(error);
       }
     };
-    const deadline = watch(memory.timeoutMs, () => {
-      end(false, new SessionStoreUnavailableError(`the session store's ${what} of ${describe(memory)} took longer than sessionTimeoutMs (${memory.timeoutMs} ms).${refused(what)}`));
-    });
-    let work: Promise<T>;
-    try {
-      work = Promise.resolve(call(signal));
-    } catch (error) {
-      work = Promise.reject(error);
-    }
+    const deadline = watch(
+      memory.timeoutMs,
+      () => end(false, new SessionStoreUnavailableError(`the session store's ${what} of ${describe(memory)} took longer than sessionTimeoutMs (${memory.timeoutMs} ms).${refused(what)}`)),
+      from,
+    );
     // The store's late answer after an abort or the deadline is dropped here, its rejection too (never unhandled).
-    work.then(
+    Promise.resolve(work).then(
       (answer) => end(true, answer),
       (error: unknown) => end(false, signal.aborted || error instanceof SessionStoreUnavailableError ? error : failed(memory, what, error)),
     );
@@ -75,16 +89,19 @@ function describe(memory: SessionMemory): string {
  * The history a remembering run starts from, given to `then`: its namespace's last maxMessages
  * messages, then compact's. A window that starts inside a turn (a tool result whose call was cut
  * off) starts at its next user message instead, since no model takes an answer to a call it
- * never made.
+ * never made. Not a promise when the store answered at once (storeCall); a refusal is then
+ * thrown, as a rejection would be awaited.
  */
-export function loadHistory<R>(memory: SessionMemory, signal: AbortSignal, then: (history: readonly Message[]) => R): Promise<R> {
+export function loadHistory<R>(memory: SessionMemory, signal: AbortSignal, then: (history: readonly Message[]) => R): R | Promise<R> {
   const load = (s: AbortSignal) => memory.store.load(memory.key, { maxMessages: memory.maxMessages, signal: s });
-  const read = (answer: unknown) => fromUserMessage(loadedMessages(memory.store.constructor.name, answer));
-  if (memory.compact === undefined) return storeCall(memory, signal, 'load', load, (answer) => then(read(answer)));
-  return storeCall(memory, signal, 'load', load, read).then(async (messages) => then(await compacted(memory, messages, signal)));
+  // A list the store checked as it kept its messages, read on the same stack, is not checked again.
+  const read = (answer: unknown, checked: boolean) => fromUserMessage(checked ? (answer as readonly Message[]) : loadedMessages(memory.store.constructor.name, answer));
+  if (memory.compact === undefined) return storeCall(memory, signal, 'load', load, (answer, checked) => then(read(answer, checked)));
+  return compacted(memory, storeCall(memory, signal, 'load', load, read), signal).then(then);
 }
 
-async function compacted(memory: SessionMemory, messages: readonly Message[], signal: AbortSignal): Promise<readonly Message[]> {
+async function compacted(memory: SessionMemory, loaded: readonly Message[] | Promise<readonly Message[]>, signal: AbortSignal): Promise<readonly Message[]> {
+  const messages = await loaded;
   const { tenantId, sessionId, agent } = memory.key;
   const answer = await memory.compact!(messages, Object.freeze({ tenantId, sessionId, agent, signal }));
   if (!Array.isArray(answer)) throw new SessionError(`history.compact must return an array of messages (got ${answer === null ? 'null' : typeof answer}).`);
@@ -101,8 +118,9 @@ function fromUserMessage(messages: readonly Message[]): readonly Message[] {
  * turn), and hands `then` undefined or the failure: a SessionStoreUnavailableError that carries
  * the key and the turn, so the caller can append it again: `await store.append(error.key,
  * error.turn)` (appends are idempotent). Handed on, not thrown: a turn's close reads it either way.
+ * Not a promise when the store answered at once (storeCall).
  */
-export function appendTurn<R>(memory: SessionMemory, turn: SessionTurn, then: (failure: SessionStoreUnavailableError | undefined) => R): Promise<R> {
+export function appendTurn<R>(memory: SessionMemory, turn: SessionTurn, then: (failure: SessionStoreUnavailableError | undefined) => R): R | Promise<R> {
   return storeCall(
     memory,
     NEVER_ABORTS,

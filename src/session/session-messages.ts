@@ -20,15 +20,7 @@ function cappedText(text: string): string {
   return `${text.slice(0, MAX_SESSION_MESSAGE_CHARS)}\n[symfonic cut this message as the session kept it: it was ${text.length} characters, the first ${MAX_SESSION_MESSAGE_CHARS} are above.]`;
 }
 
-/** A message as a session keeps it: plain data, its text (and its tool calls' arguments) capped, frozen (a load hands it out as it is). */
-/**
- * Lists of messages this process checked at append and froze (keptList): frozen, they cannot have
- * changed since, so a load that hands one back is not checked again, whichever store keeps them.
- * One lookup a load, not one a message.
- */
-const checkedLists = new WeakSet<object>();
-
-/** A checked message as a store that keeps objects holds it: stored and frozen deeply. */
+/** A checked message as a store that keeps objects holds it: stored, and frozen deeply (a load hands it out as it is). */
 export function keptMessage(m: Message): Message {
   const out = storedMessage(m);
   if (out.toolCalls !== undefined) {
@@ -38,12 +30,7 @@ export function keptMessage(m: Message): Message {
   return Object.freeze(out);
 }
 
-/** A load's answer made only of keptMessage's messages, frozen and known checked. */
-export function keptList(messages: Message[]): readonly Message[] {
-  checkedLists.add(Object.freeze(messages));
-  return messages;
-}
-
+/** A message as a session keeps it: plain data, its text (and its tool calls' arguments) capped. */
 export function storedMessage(m: Message): Message {
   const out: Message = { role: m.role, content: cappedText(m.content) };
   if (m.toolCalls !== undefined) out.toolCalls = m.toolCalls.map((c) => ({ id: c.id, name: c.name, arguments: cappedText(c.arguments) }));
@@ -77,10 +64,10 @@ export function listProblem(answer: unknown, problemOf: (item: unknown) => strin
 /**
  * What a store answered to a load, checked before a model reads it: a list of messages, or a
  * refusal naming what came back. A store that answers garbage is a store that cannot be used.
- * (A loop, not a schema: it runs on every turn, and a turn's history is its longest input.)
+ * (A loop, not a schema: it runs on every turn, and a turn's history is its longest input. A list
+ * the in-memory store vouched for on the same stack is not checked again: store-answers.ts.)
  */
 export function loadedMessages(store: string, answer: unknown): readonly Message[] {
-  if (typeof answer === 'object' && answer !== null && checkedLists.has(answer)) return answer as readonly Message[];
   const where = listProblem(answer, messageProblem);
   if (where === undefined) return answer as readonly Message[];
   throw new SessionStoreUnavailableError(
