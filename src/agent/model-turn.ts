@@ -174,9 +174,11 @@ export class ModelCallInFlight {
     const events = run.events;
     events?.emit({ type: 'model.started', model: run.requestModel });
     const provider = run.core.modelProvider;
+    // Streamed, the call races the signal and settles through answered/failed itself (model-stream.ts).
+    if (events !== undefined && provider.stream !== undefined) return modelAnswer(provider, request, run.signal, events, this);
     let work: Promise<ModelResponse>;
     try {
-      work = events === undefined ? provider.generate(request, { signal: run.signal }) : modelAnswer(provider, request, run.signal, events, this);
+      work = provider.generate(request, { signal: run.signal });
     } catch (error) {
       work = Promise.reject(error);
     }
@@ -186,7 +188,8 @@ export class ModelCallInFlight {
     );
   }
 
-  private answered(answer: ModelResponse): ModelResponse {
+  /** The provider answered: the answer checked, the call settled and its span closed. */
+  answered(answer: ModelResponse): ModelResponse {
     const { run, request, chat } = this;
     let response: ModelResponse;
     try {
@@ -194,6 +197,8 @@ export class ModelCallInFlight {
     } catch (error) {
       return this.failed(error);
     }
+    // A provider without stream() answering a run somebody listens to: its whole text is one delta.
+    if (run.events !== undefined && run.core.modelProvider.stream === undefined && response.text !== '') run.events.emit({ type: 'text.delta', delta: response.text });
     const usage = usageOf(response, request, run.core.toolDefinitionChars);
     const costUsd = run.account.endCall(this.ticket, usage, { responseModel: response.responseModel, durationS: (performance.now() - this.t0) / 1000 });
     finishChatSpan(chat, response, usage, run.core.config.captureContent);
@@ -211,7 +216,7 @@ export class ModelCallInFlight {
    * The call failed or was aborted. A call cut short after the provider had streamed text did
    * work: it settles an estimate from what was seen (never 0); any other failure releases.
    */
-  private failed(error: unknown): never {
+  failed(error: unknown): never {
     const { run, chat } = this;
     const e = run.signal.aborted ? abortErrorFrom(run.signal, 'the model call') : error;
     const durationS = (performance.now() - this.t0) / 1000;

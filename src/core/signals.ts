@@ -65,7 +65,7 @@ function follow(signal: AbortSignal | LinkedSignal, onAbort: () => void): void {
 
 function unfollow(signal: AbortSignal | LinkedSignal, onAbort: () => void): void {
   const owner = signal instanceof LinkedSignal ? signal : (signal as Owned)[OWNER];
-  if (owner !== undefined) owner.followers.delete(onAbort);
+  if (owner !== undefined) owner.unfollow(onAbort);
   else (signal as AbortSignal).removeEventListener('abort', onAbort);
 }
 
@@ -81,8 +81,8 @@ class LinkedSignal implements OwnedSignal, CallSignal {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private forward: (() => void) | undefined;
   private capLifted = false;
-  /** Told once, after the signal's own listeners, when it aborts: races and child signals (see follow). */
-  readonly followers = new Set<() => void>();
+  /** Told once, after the signal's own listeners, when it aborts: races and child signals (see follow). Made on the first. */
+  private followers: Set<() => void> | undefined;
   timedOut = false;
 
   constructor(
@@ -125,8 +125,9 @@ class LinkedSignal implements OwnedSignal, CallSignal {
    * eleven listeners is lifted. A run with one wait at a time (a leaf's model call) pays nothing for it.
    */
   follow(onAbort: () => void): void {
-    this.followers.add(onAbort);
-    if (!this.capLifted && this.followers.size > 1) {
+    const followers = (this.followers ??= new Set());
+    followers.add(onAbort);
+    if (!this.capLifted && followers.size > 1) {
       this.capLifted = true;
       if (this.controller !== undefined) setMaxListeners(0, this.controller.signal);
     }
@@ -141,9 +142,14 @@ class LinkedSignal implements OwnedSignal, CallSignal {
     if (this.abortedWith !== undefined) return;
     this.abortedWith = { reason };
     this.controller?.abort(reason);
+    if (this.followers === undefined) return;
     const followers = [...this.followers];
-    this.followers.clear();
+    this.followers = undefined;
     for (const f of followers) f();
+  }
+
+  unfollow(onAbort: () => void): void {
+    this.followers?.delete(onAbort);
   }
 
   dispose(): void {

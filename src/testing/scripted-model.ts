@@ -164,7 +164,7 @@ export function scriptedModel(
       // Recorded at the call, as generate() records it, not on the first read.
       const index = calls.length;
       calls.push(request);
-      return streamTurn(async () => play(request, index, opts?.signal), request.modelName ?? modelName, opts?.signal);
+      return streamTurn(() => play(request, index, opts?.signal), request.modelName ?? modelName, opts?.signal);
     },
     assertComplete(): void {
       if (isList && calls.length < turns.length) {
@@ -180,34 +180,53 @@ export function scriptedModel(
 
 /**
  * One scripted turn as a stream: its text in pieces (the turn's chunks, else the whole text),
- * then the full response. An iterator by hand rather than an async generator: a generator costs
- * several promises a step, and agents' streaming benchmarks run on this model.
+ * then the full response. An iterator by hand, each read one promise (none of an async function's
+ * own or its awaits'): a generator costs several promises a step, and agents' streaming
+ * benchmarks run on this model, so its reads cost what a provider's already-buffered pieces do.
  */
-function streamTurn(play: () => Promise<ObjectTurn | string>, modelName: string, signal: AbortSignal | undefined): AsyncIterable<ModelStreamChunk> {
+function streamTurn(play: () => ObjectTurn | string | Promise<ObjectTurn | string>, modelName: string, signal: AbortSignal | undefined): AsyncIterable<ModelStreamChunk> {
   let pieces: readonly string[] | undefined;
   let response: ModelResponse;
   let gapMs = 0;
   let next = 0;
   let finished = false;
-  const step = async (): Promise<IteratorResult<ModelStreamChunk>> => {
-    if (finished) return { value: undefined, done: true };
-    if (pieces === undefined) {
-      const turn = await play();
-      response = toResponse(turn, modelName);
-      pieces = (typeof turn === 'object' && turn.chunks !== undefined ? turn.chunks : [response.text]).filter((p) => p !== '');
-      gapMs = typeof turn === 'object' ? (turn.chunkDelayMs ?? 0) : 0;
-    }
-    if (next > 0 && next < pieces.length && gapMs > 0) await abortableSleep(gapMs, signal);
+  const begin = (turn: ObjectTurn | string): void => {
+    response = toResponse(turn, modelName);
+    pieces = (typeof turn === 'object' && turn.chunks !== undefined ? turn.chunks : [response.text]).filter((p) => p !== '');
+    gapMs = typeof turn === 'object' ? (turn.chunkDelayMs ?? 0) : 0;
+  };
+  /** The next piece, once any pause before it is over. */
+  const piece = (): IteratorResult<ModelStreamChunk> => {
     if (signal?.aborted) throw abortErrorFrom(signal, 'the model call');
-    if (next < pieces.length) return { value: { type: 'text', delta: pieces[next++]! }, done: false };
+    if (next < pieces!.length) return { value: { type: 'text', delta: pieces![next++]! }, done: false };
     finished = true;
     return { value: { type: 'done', response }, done: false };
   };
+  const afterPause = (): Promise<IteratorResult<ModelStreamChunk>> =>
+    next > 0 && next < pieces!.length && gapMs > 0 ? abortableSleep(gapMs, signal).then(piece) : Promise.resolve(piece());
+  const step = (): Promise<IteratorResult<ModelStreamChunk>> => {
+    try {
+      if (finished) return Promise.resolve({ value: undefined, done: true });
+      if (pieces === undefined) {
+        const turn = play();
+        if (isPromise(turn)) {
+          return Promise.resolve(turn).then((t) => {
+            begin(t);
+            return afterPause();
+          });
+        }
+        begin(turn);
+      }
+      return afterPause();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  };
   const iterator: AsyncIterator<ModelStreamChunk> = {
     next: step,
-    return: async () => {
+    return: () => {
       finished = true;
-      return { value: undefined, done: true };
+      return Promise.resolve({ value: undefined, done: true });
     },
   };
   return { [Symbol.asyncIterator]: () => iterator };

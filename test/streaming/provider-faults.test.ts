@@ -76,4 +76,49 @@ describe('streamed model calls that fail', () => {
     // as a hung generate() is; the run does not wait for it.
     expect(closed).toBe(false);
   });
+  it('a provider whose reads answer synchronously streams every piece; one read after an abort closes its stream', async () => {
+    // next() returning plain results (no promise): read in a loop, in order, to the done chunk.
+    const pieces: ModelStreamChunk[] = [{ type: 'text', delta: 'a' }, { type: 'text', delta: 'b' }, { type: 'done', response: DONE }];
+    const sync = r.agent({
+      name: 'sync',
+      modelProvider: provider(() => ({
+        [Symbol.asyncIterator]() {
+          let i = 0;
+          return { next: () => ({ value: pieces[i++]!, done: false }) as unknown as Promise<IteratorResult<ModelStreamChunk>> };
+        },
+      })),
+    });
+    const first = sync.stream('go', { scope: { tenantId: 'acme' } });
+    const events = await collect(first);
+    expect((await first.result).text).toBe('ab');
+    expect(events.filter((e) => e.type === 'text.delta').map((e) => (e as { delta: string }).delta)).toEqual(['a', 'b']);
+    r.settled();
+
+    // A read pending at the abort: the run ends at once; the piece it brings later closes the stream.
+    let closed = false;
+    let late: ((r: IteratorResult<ModelStreamChunk>) => void) | undefined;
+    const slow = r.agent({
+      name: 'slow',
+      modelProvider: provider(() => ({
+        [Symbol.asyncIterator]() {
+          let sent = false;
+          return {
+            next: () => (sent ? new Promise<IteratorResult<ModelStreamChunk>>((resolve) => (late = resolve)) : ((sent = true), Promise.resolve({ value: { type: 'text', delta: 'x' } as ModelStreamChunk, done: false }))),
+            return: async () => {
+              closed = true;
+              return { value: undefined, done: true };
+            },
+          };
+        },
+      })),
+    });
+    const second = slow.stream('go', { scope: { tenantId: 'acme' } });
+    for await (const e of second) if (e.type === 'text.delta') break;
+    await expect(second.result).rejects.toMatchObject({ name: 'AbortError' });
+    expect(closed).toBe(false);
+    late!({ value: { type: 'text', delta: 'y' }, done: false });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(closed).toBe(true);
+    r.settled();
+  });
 });
