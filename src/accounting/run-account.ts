@@ -71,11 +71,12 @@ export class CollectorRunAccount implements RunAccount {
   /** The limit for the run's scope, then `then` with it (undefined: none applies). */
   private withLimit<T>(then: (limit: TenantLimit | undefined) => T | Promise<T>): T | Promise<T> {
     const limit = this.budgets!.limitOf(this.scope!);
-    const go = (l: TenantLimit | undefined) => {
-      this.limitSeen = l ?? null;
-      return then(l);
-    };
-    return isPromise(limit) ? limit.then(go) : go(limit);
+    return isPromise(limit) ? limit.then((l) => this.seen(l, then)) : this.seen(limit, then);
+  }
+
+  private seen<T>(limit: TenantLimit | undefined, then: (limit: TenantLimit | undefined) => T | Promise<T>): T | Promise<T> {
+    this.limitSeen = limit ?? null;
+    return then(limit);
   }
 
   beginCall(call: ModelCall): CallTicket | Promise<CallTicket> {

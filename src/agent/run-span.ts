@@ -1,4 +1,4 @@
-import { SpanKind, SpanStatusCode, trace, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import { SpanKind, SpanStatusCode, trace, type Context, type Span, type Tracer, type TracerProvider } from '@opentelemetry/api';
 import { shownName } from '../core/defaults.js';
 import { modelVisibleText } from '../core/redact.js';
 import type { RunFrame } from '../run/run-frame.js';
@@ -72,8 +72,23 @@ export class SpanAttributeSets {
   }
 }
 
+/** The tracer last handed out, with the global provider and the provider behind its proxy it came from. */
+let lastTracer: { provider: TracerProvider; delegate: unknown; tracer: Tracer } | undefined;
+
+/**
+ * Symfonic's tracer from the global provider, asked again only when that provider, or the SDK
+ * provider its proxy delegates to, is another object than last time (an SDK registered, or
+ * `trace.disable()`): asking on every span built the SDK's lookup key and searched its map twice,
+ * three times a hop. A provider that is no proxy is asked every time, as before.
+ */
 export function tracer(): Tracer {
-  return trace.getTracer(TRACER_NAME, SYMFONIC_VERSION);
+  const provider = trace.getTracerProvider();
+  const delegate = (provider as { getDelegate?: () => unknown }).getDelegate?.();
+  const last = lastTracer;
+  if (last !== undefined && delegate !== undefined && last.provider === provider && last.delegate === delegate) return last.tracer;
+  const fresh = provider.getTracer(TRACER_NAME, SYMFONIC_VERSION);
+  lastTracer = { provider, delegate, tracer: fresh };
+  return fresh;
 }
 
 const INVOKE = Object.freeze({ kind: SpanKind.INTERNAL });

@@ -25,12 +25,11 @@ interface Instruments {
   settledCost: Counter;
 }
 
+/** A tenant's latest figure for one limit: updated in place by each settle, which happens on every model call. */
 interface Utilization {
-  readonly tenantId: string;
-  readonly limitName: BudgetLimitName;
-  readonly fraction: number;
+  fraction: number;
   /** When the period the figure belongs to ends: from then on the tenant has spent 0 of the new one. */
-  readonly until: number | undefined;
+  until: number | undefined;
 }
 
 const MAX_UTILIZATION_SERIES = 10_000;
@@ -42,13 +41,17 @@ const MAX_UTILIZATION_SERIES = 10_000;
 export class BudgetMetrics {
   private cachedFor: MeterProvider | Meter | undefined;
   private cached: Instruments | undefined;
-  private readonly utilization = new Map<string, Utilization>();
+  /** By tenant, then limit: looked up by the two strings as they come, with no key joined from them on every settle. */
+  private readonly utilization = new Map<string, Map<BudgetLimitName, Utilization>>();
+  private utilizationSeries = 0;
   private readonly observe = (result: ObservableResult): void => {
     const now = Date.now();
-    for (const [key, u] of this.utilization) {
-      const fraction = u.until !== undefined && now >= u.until ? 0 : u.fraction;
-      if (fraction === 0) this.utilization.delete(key);
-      result.observe(fraction, { [BUDGET_ATTR.tenantId]: u.tenantId, [BUDGET_ATTR.level]: 'tenant', [BUDGET_ATTR.limit]: u.limitName });
+    for (const [tenantId, limits] of this.utilization) {
+      for (const [limitName, u] of limits) {
+        const fraction = u.until !== undefined && now >= u.until ? 0 : u.fraction;
+        if (fraction === 0) this.forget(tenantId, limits, limitName);
+        result.observe(fraction, { [BUDGET_ATTR.tenantId]: tenantId, [BUDGET_ATTR.level]: 'tenant', [BUDGET_ATTR.limit]: limitName });
+      }
     }
   };
 
@@ -74,9 +77,23 @@ export class BudgetMetrics {
   /** The tenant's settled spend as a fraction of one of its limits, as of its last settle. */
   utilized(tenantId: string, limitName: BudgetLimitName, fraction: number, until: number | undefined): void {
     this.get();
-    const key = `${tenantId}\u0000${limitName}`;
-    if (!this.utilization.has(key) && this.utilization.size >= MAX_UTILIZATION_SERIES) return;
-    this.utilization.set(key, { tenantId, limitName, fraction, until });
+    const u = this.utilization.get(tenantId)?.get(limitName);
+    if (u !== undefined) {
+      u.fraction = fraction;
+      u.until = until;
+      return;
+    }
+    if (this.utilizationSeries >= MAX_UTILIZATION_SERIES) return;
+    let limits = this.utilization.get(tenantId);
+    if (limits === undefined) this.utilization.set(tenantId, (limits = new Map()));
+    limits.set(limitName, { fraction, until });
+    this.utilizationSeries++;
+  }
+
+  private forget(tenantId: string, limits: Map<BudgetLimitName, Utilization>, limitName: BudgetLimitName): void {
+    limits.delete(limitName);
+    if (limits.size === 0) this.utilization.delete(tenantId);
+    this.utilizationSeries--;
   }
 
   private get(): Instruments {

@@ -64,12 +64,12 @@ export class InMemoryBudgetStore implements BudgetStore {
     for (const h of held) {
       const l = this.#level(h.key);
       const spent = l.counted(limit, now);
-      const reserved = { ...l.held };
-      tenant ??= { spent, reserved };
-      const over = overLimit(h.caps, spent, reserved, amount);
+      // Copied only where an answer keeps it: the level's own figures move with the next call.
+      const over = overLimit(h.caps, spent, l.held, amount);
       if (over !== undefined) {
-        return { ok: false, limit: over, level: h.level, ...(h.id !== undefined ? { levelId: h.id } : {}), spent, reserved };
+        return { ok: false, limit: over, level: h.level, ...(h.id !== undefined ? { levelId: h.id } : {}), spent, reserved: { ...l.held } };
       }
+      tenant ??= { spent, reserved: { ...l.held } };
     }
     const id = this.#nextId++;
     for (const h of held) this.#level(h.key).hold(amount);
@@ -82,18 +82,20 @@ export class InMemoryBudgetStore implements BudgetStore {
     const r = typeof reservationId === 'number' ? this.#reservations.get(reservationId) : undefined;
     const owned = r !== undefined && r.tenantId === tenantId ? r : undefined;
     const judged = limit ?? owned?.limit ?? this.#lastLimit.get(tenantId) ?? {};
-    // A reservation settles against the levels it was made at; absorbed spend against the limit's.
-    const held = owned?.levels.map((h) => ({ ...h, caps: levelCaps(judged, h) })) ?? levelsOf(tenantId, judged);
+    // A reservation settles against the levels it was made at, each judged by the caps `judged`
+    // gives it now; absorbed spend against the limit's levels.
+    const held = owned?.levels ?? levelsOf(tenantId, judged);
     if (owned) this.release(tenantId, reservationId);
     const crossings: ThresholdCrossing[] = [];
     let tenantSpent: Spend | undefined;
     for (const h of held) {
+      const caps = owned === undefined ? h.caps : levelCaps(judged, h);
       const l = this.#level(h.key);
       const before = l.counted(judged, now);
       l.charge(actual, judged, now);
       const after = l.counted(judged, now);
       if (h.level === 'tenant') tenantSpent = after;
-      for (const p of passedThresholds(h.caps, judged.thresholds, before, after)) {
+      for (const p of passedThresholds(caps, judged.thresholds, before, after)) {
         const key = markerKey(p);
         if (!mayFireAgain(l.marks.get(key), now, judged.period ? l.periodStart : undefined, judged.windowMs)) continue;
         l.marks.set(key, markerValue(now, judged.period ? l.periodStart : undefined, judged.windowMs));
@@ -101,7 +103,9 @@ export class InMemoryBudgetStore implements BudgetStore {
       }
     }
     this.#sweep(now);
-    return { charged: true, thresholds: crossings, ...(tenantSpent ? { spent: tenantSpent } : {}) };
+    const result: SettleResult = { charged: true, thresholds: crossings };
+    if (tenantSpent) result.spent = tenantSpent;
+    return result;
   }
 
   /**

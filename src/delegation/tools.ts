@@ -154,21 +154,30 @@ export class DelegationTools {
    * Runs one delegation and returns the text the model reads, or the paused call when the child's
    * tree suspended. Throws only when the parent itself is aborted.
    */
-  async delegate(name: string, task: string, ctx: DelegationCallContext, resume?: Resumption): Promise<string | PausedCall> {
-    const call = new DelegationCall(ctx, name);
-    const frame = ctx.frame ?? frameOfToolContext(ctx);
-    const ceiling = this.depth.ceilingFor(frame.maxDepth);
-    const refused = this.refusalBefore(name, task, frame.depth, ceiling);
-    if (refused) return call.finish(refused);
-    // A run nothing can abort shares one never-aborting signal: no listener to hang on it.
-    if (ctx.signal === NEVER_ABORTS) return new ChildCall(this, call, frame, ceiling, task, resume).run();
-    // Recorded the moment the parent aborts, before the loop ends this call's span.
-    const onAbort = () => call.finish(new Refusal('aborted', `the run was aborted while "${name}" was working.`, 'AbortError'));
-    ctx.signal.addEventListener('abort', onAbort, { once: true });
+  delegate(name: string, task: string, ctx: DelegationCallContext, resume?: Resumption): Promise<string | PausedCall> {
     try {
-      return await new ChildCall(this, call, frame, ceiling, task, resume).run();
+      const call = new DelegationCall(ctx, name);
+      const frame = ctx.frame ?? frameOfToolContext(ctx);
+      const ceiling = this.depth.ceilingFor(frame.maxDepth);
+      const refused = this.refusalBefore(name, task, frame.depth, ceiling);
+      if (refused) return Promise.resolve(call.finish(refused));
+      // A run nothing can abort shares one never-aborting signal: no listener to hang on it, and
+      // the child's own promise is the call's (an async frame around it cost a hop two promises).
+      if (ctx.signal === NEVER_ABORTS) return new ChildCall(this, call, frame, ceiling, task, resume).run();
+      return this.listening(ctx.signal, name, () => new ChildCall(this, call, frame, ceiling, task, resume), call);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** A child under a parent that can abort: the abort is recorded the moment it comes, before the loop ends this call's span. */
+  private async listening(signal: AbortSignal, name: string, child: () => ChildCall, call: DelegationCall): Promise<string | PausedCall> {
+    const onAbort = () => call.finish(new Refusal('aborted', `the run was aborted while "${name}" was working.`, 'AbortError'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      return await child().run();
     } finally {
-      ctx.signal.removeEventListener('abort', onAbort);
+      signal.removeEventListener('abort', onAbort);
     }
   }
 

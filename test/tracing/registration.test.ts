@@ -31,4 +31,18 @@ describe('a second SDK refused', () => {
     await new SymfonicAgent({ name: 'c', modelProvider: scriptedModel(['ok']) }).run('hi');
     expect(rec.spans()).toHaveLength(2);
   });
+
+  it("one agent's spans follow each SDK registered after the last, with none between them", async () => {
+    const agent = new SymfonicAgent({ name: 'd', modelProvider: scriptedModel(() => 'ok') });
+    rec = recordTelemetry();
+    await agent.run('hi');
+    const first = rec;
+    expect(first.spans()).toHaveLength(2);
+    await first.shutdown();
+    await agent.run('hi');
+    rec = recordTelemetry();
+    await agent.run('hi');
+    expect(rec.spans().map((s) => s.name)).toEqual(['chat scripted-model', 'invoke_agent d']);
+    expect(first.spans()).toHaveLength(0);
+  });
 });
