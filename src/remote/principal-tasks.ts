@@ -1,12 +1,6 @@
+import { FiledTasks, type Filed } from './filed-tasks.js';
 import type { ServedTask } from './served-task.js';
 import type { TaskLimits } from './task-limits.js';
-
-/** A task filed by the store: its size as counted when it was filed, and when. */
-interface Filed {
-  task: ServedTask;
-  bytes: number;
-  atMs: number;
-}
 
 /** The bytes a finished or paused task holds beyond its snapshot: its answer and its messages. */
 export function bytesOf(t: ServedTask): number {
@@ -32,13 +26,13 @@ export function pausedRefusal(owner: string, paused: number, bytes: number, limi
 /**
  * One principal's tasks in memory: in flight, paused, finished. Its bounds are its own: it is
  * refused new tasks at its paused bound, and its finished tasks past their bound go oldest first,
- * so nothing another principal does can push one of these out. Maps keep filing order, which is
- * expiry order (one TTL for each kind), so a sweep reads only the expired heads.
+ * so nothing another principal does can push one of these out. Filing order is expiry order (one
+ * TTL for each kind), so a sweep reads only the expired heads.
  */
 export class PrincipalTasks {
   readonly inFlight = new Map<string, ServedTask>();
-  private readonly paused = new Map<string, Filed>();
-  private readonly finished = new Map<string, Filed>();
+  private readonly paused = new FiledTasks();
+  private readonly finished = new FiledTasks();
   private pausedBytes = 0;
   private finishedBytes = 0;
 
@@ -57,8 +51,8 @@ export class PrincipalTasks {
 
   *all(): IterableIterator<ServedTask> {
     yield* this.inFlight.values();
-    for (const f of this.paused.values()) yield f.task;
-    for (const f of this.finished.values()) yield f.task;
+    for (const f of this.paused.oldestFirst()) yield f.task;
+    for (const f of this.finished.oldestFirst()) yield f.task;
   }
 
   /** Why this principal may not start another task now, naming the bound; undefined when it may. */
@@ -69,7 +63,7 @@ export class PrincipalTasks {
   park(t: ServedTask, now: number): void {
     this.inFlight.delete(t.id);
     const bytes = (t.pause?.bytes ?? 0) + bytesOf(t);
-    this.paused.set(t.id, { task: t, bytes, atMs: now });
+    this.paused.add({ task: t, bytes, atMs: now });
     this.pausedBytes += bytes;
   }
 
@@ -86,16 +80,16 @@ export class PrincipalTasks {
     this.unpark(t.id);
     if (this.limits.maxFinishedPerPrincipal === 0) return;
     const bytes = bytesOf(t);
-    this.finished.set(t.id, { task: t, bytes, atMs: now });
+    this.finished.add({ task: t, bytes, atMs: now });
     this.finishedBytes += bytes;
-    for (const [id, old] of this.finished) {
+    for (const old of this.finished.oldestFirst()) {
       if (this.finished.size <= this.limits.maxFinishedPerPrincipal && this.finishedBytes <= this.limits.maxFinishedBytesPerPrincipal) break;
-      this.forget(id, old);
+      this.forget(old);
     }
   }
 
-  private forget(id: string, filed: Filed): void {
-    this.finished.delete(id);
+  private forget(filed: Filed): void {
+    this.finished.delete(filed.task.id);
     this.finishedBytes -= filed.bytes;
   }
 
@@ -105,14 +99,14 @@ export class PrincipalTasks {
    */
   sweep(now: number): void {
     const expired: ServedTask[] = [];
-    for (const filed of this.paused.values()) {
+    for (const filed of this.paused.oldestFirst()) {
       if (now - filed.atMs <= this.limits.pausedTtlMs) break;
       expired.push(filed.task);
     }
     for (const t of expired) t.expire(`task ${t.id} expired: it waited for input longer than pausedTtlMs (${this.limits.pausedTtlMs} ms), and its paused run was dropped`);
-    for (const [id, filed] of this.finished) {
+    for (const filed of this.finished.oldestFirst()) {
       if (now - filed.atMs <= this.limits.finishedTtlMs) break;
-      this.forget(id, filed);
+      this.forget(filed);
     }
   }
 }

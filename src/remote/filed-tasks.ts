@@ -1,0 +1,64 @@
+import type { ServedTask } from './served-task.js';
+
+/** A task filed by the store: its size as counted when it was filed, and when. */
+export interface Filed {
+  task: ServedTask;
+  bytes: number;
+  atMs: number;
+}
+
+/**
+ * Filed tasks by id, read oldest first. A Map alone keeps filing order, but V8 leaves each deleted
+ * entry as a hole its iterators step over until the table is rebuilt: with the finished bound
+ * full (the oldest dropped as each task is filed) every read of the oldest walked thousands of
+ * holes, several µs a request. So the order is kept beside the Map, as the entries themselves; an
+ * entry deleted from the Map is skipped there, and dropped once it reaches the head or once
+ * skipped ones outnumber the live.
+ */
+export class FiledTasks {
+  private readonly byId = new Map<string, Filed>();
+  private order: Filed[] = [];
+  private head = 0;
+
+  get size(): number {
+    return this.byId.size;
+  }
+
+  get(id: string): Filed | undefined {
+    return this.byId.get(id);
+  }
+
+  /** Files `filed` as the newest; a task filed again moves to the end, at its new time. */
+  add(filed: Filed): void {
+    this.byId.delete(filed.task.id);
+    this.byId.set(filed.task.id, filed);
+    this.trim();
+    this.order.push(filed);
+  }
+
+  delete(id: string): void {
+    this.byId.delete(id);
+  }
+
+  /** The live entries, oldest first; deleting the one just read while iterating is allowed. */
+  *oldestFirst(): Generator<Filed, void, undefined> {
+    for (let i = this.head; i < this.order.length; i++) {
+      const f = this.order[i]!;
+      if (this.live(f)) yield f;
+    }
+  }
+
+  private live(f: Filed): boolean {
+    return this.byId.get(f.task.id) === f;
+  }
+
+  /** Drops deleted entries from the head, and rebuilds the order once most of it is deleted ones. */
+  private trim(): void {
+    while (this.head < this.order.length && !this.live(this.order[this.head]!)) this.head++;
+    const kept = this.order.length - this.head;
+    if (kept > 2 * this.byId.size + 16) this.order = this.order.slice(this.head).filter((f) => this.live(f));
+    else if (this.head > 1024 && this.head * 2 > this.order.length) this.order = this.order.slice(this.head);
+    else return;
+    this.head = 0;
+  }
+}

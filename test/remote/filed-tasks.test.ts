@@ -1,0 +1,45 @@
+/**
+ * A store's filed tasks read oldest first through any mix of filing and deleting: the order a
+ * bound drops them in and a sweep expires them in, with deleted entries never read again.
+ */
+import { describe, expect, it } from 'vitest';
+import { FiledTasks, type Filed } from '../../src/remote/filed-tasks.js';
+import type { ServedTask } from '../../src/remote/served-task.js';
+
+const filed = (id: string, atMs: number): Filed => ({ task: { id } as ServedTask, bytes: 1, atMs });
+const ids = (tasks: FiledTasks) => [...tasks.oldestFirst()].map((f) => f.task.id);
+
+describe('FiledTasks', () => {
+  it('reads the live entries oldest first after thousands are dropped from the head', () => {
+    const tasks = new FiledTasks();
+    for (let i = 0; i < 5000; i++) {
+      tasks.add(filed(`t${i}`, i));
+      if (tasks.size > 3) tasks.delete([...tasks.oldestFirst()][0]!.task.id);
+    }
+    expect(ids(tasks)).toEqual(['t4997', 't4998', 't4999']);
+    expect(tasks.get('t4996')).toBeUndefined();
+  });
+
+  it('skips entries deleted from the middle, and files a task filed again as the newest', () => {
+    const tasks = new FiledTasks();
+    for (let i = 0; i < 3000; i++) tasks.add(filed(`t${i}`, i));
+    for (let i = 1; i < 3000; i++) if (i % 1000 !== 0) tasks.delete(`t${i}`);
+    tasks.add(filed('t0', 5000));
+    tasks.add(filed('t3000', 3000));
+    expect(ids(tasks)).toEqual(['t1000', 't2000', 't0', 't3000']);
+    expect(tasks.get('t0')?.atMs).toBe(5000);
+    expect(tasks.size).toBe(4);
+  });
+
+  it('lets the entry just read be deleted while reading on', () => {
+    const tasks = new FiledTasks();
+    for (let i = 0; i < 4; i++) tasks.add(filed(`t${i}`, i));
+    const read: string[] = [];
+    for (const f of tasks.oldestFirst()) {
+      read.push(f.task.id);
+      if (f.atMs < 2) tasks.delete(f.task.id);
+    }
+    expect(read).toEqual(['t0', 't1', 't2', 't3']);
+    expect(ids(tasks)).toEqual(['t2', 't3']);
+  });
+});
