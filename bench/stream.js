@@ -28,6 +28,11 @@ export async function streamCase({ quick, report }, reset) {
   const generateOnly = { providerName: model.providerName, modelName: model.modelName, generate: model.generate };
   const plainLeaf = new SymfonicAgent({ name: 'leaf', modelProvider: generateOnly, metricsCollector: collector });
   const chunkedLeaf = new SymfonicAgent({ name: 'leaf', modelProvider: chunked, metricsCollector: collector });
+  // The same model, its stream reading its signal at the call, as a provider handing it to fetch
+  // does: a stream's signal is made on its first read, and this is what such a provider pays.
+  /** @type {import('../dist/index.js').ModelProvider} */
+  const readsSignal = { ...generateOnly, stream: (request, options) => (void options?.signal?.aborted, model.stream(request, options)) };
+  const readingLeaf = new SymfonicAgent({ name: 'leaf', modelProvider: readsSignal, metricsCollector: collector });
   let events = 0;
   /** @param {SymfonicAgent} agent */
   const streamed = (agent) => async () => {
@@ -43,6 +48,7 @@ export async function streamCase({ quick, report }, reset) {
     ['stream', streamed(leaf)],
     ['stream_chunked', streamed(chunkedLeaf)],
     ['stream_generate_only', streamed(plainLeaf)],
+    ['stream_reads_signal', streamed(readingLeaf)],
   ];
   const afterPart = () => {
     model.calls.length = 0;
@@ -52,13 +58,15 @@ export async function streamCase({ quick, report }, reset) {
   for (const [, op] of parts) await timeSequential(n, op);
   afterPart();
   /** @type {Record<string, import('./harness.js').Timing[]>} */
-  const times = { run: [], stream: [], stream_chunked: [], stream_generate_only: [] };
+  const times = { run: [], stream: [], stream_chunked: [], stream_generate_only: [], stream_reads_signal: [] };
   /** @type {number[]} */
   const ratios = [];
   /** @type {number[]} */
   const chunkedRatios = [];
   /** @type {number[]} */
   const plainRatios = [];
+  /** @type {number[]} */
+  const readingRatios = [];
   for (let r = 0; r < rounds; r++) {
     for (let i = 0; i < parts.length; i++) {
       const [name, op] = /** @type {[string, () => Promise<unknown>]} */ (parts[(i + r) % parts.length]);
@@ -69,6 +77,7 @@ export async function streamCase({ quick, report }, reset) {
     ratios.push(/** @type {import('./harness.js').Timing} */ (times.stream?.[r]).wall / run.wall);
     chunkedRatios.push(/** @type {import('./harness.js').Timing} */ (times.stream_chunked?.[r]).wall / run.wall);
     plainRatios.push(/** @type {import('./harness.js').Timing} */ (times.stream_generate_only?.[r]).wall / run.wall);
+    readingRatios.push(/** @type {import('./harness.js').Timing} */ (times.stream_reads_signal?.[r]).wall / run.wall);
   }
   if (collector.openRuns !== 0) throw new Error(`stream: ${collector.openRuns} runs left open`);
   if (events === 0) throw new Error('stream: no events were read');
@@ -82,7 +91,10 @@ export async function streamCase({ quick, report }, reset) {
   report(runResult);
   report(streamResult);
   report(chunkedResult);
+  const readingResult = result('stream_reads_signal', times.stream_reads_signal ?? [], n, { stream_over_run: round2(quantile(readingRatios, 0.5)) });
+  readingResult.note = `provider reading its signal: stream/run ${readingResult.stream_over_run}`;
   report(plainResult);
+  report(readingResult);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

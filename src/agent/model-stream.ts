@@ -1,7 +1,7 @@
 import type { Span } from '@opentelemetry/api';
 import { abortErrorFrom, SymfonicError } from '../core/errors.js';
 import { isPromise } from '../core/promise.js';
-import { NEVER_ABORTS, whenAborted } from '../core/signals.js';
+import { NEVER_ABORTS, signalOption, whenAborted, type Stop } from '../core/signals.js';
 import type { RunEmitter } from '../run/run-event.js';
 import type { ModelProvider, ModelRequest, ModelResponse, ModelStreamChunk } from '../model/types.js';
 import { ATTR } from '../observability/attributes.js';
@@ -37,7 +37,7 @@ export interface StreamedCall {
  * and the settle's `then` were most of a streamed call's overhead. This is one promise a call
  * and one reaction a piece (racing each read instead cost two promises a piece).
  */
-export function modelAnswer(provider: ModelProvider, request: ModelRequest, signal: AbortSignal, events: RunEmitter, call: StreamedCall): Promise<ModelResponse> {
+export function modelAnswer(provider: ModelProvider, request: ModelRequest, signal: Stop, events: RunEmitter, call: StreamedCall): Promise<ModelResponse> {
   return new Promise((resolve, reject) => new StreamedAnswer(provider, signal, events, call, resolve, reject).start(request));
 }
 
@@ -51,7 +51,7 @@ class StreamedAnswer {
 
   constructor(
     private readonly provider: ModelProvider,
-    private readonly signal: AbortSignal,
+    private readonly signal: Stop,
     private readonly events: RunEmitter,
     private readonly call: StreamedCall,
     private readonly resolve: (response: ModelResponse) => void,
@@ -60,7 +60,7 @@ class StreamedAnswer {
 
   start(request: ModelRequest): void {
     try {
-      this.iterator = this.provider.stream!(request, { signal: this.signal })[Symbol.asyncIterator]();
+      this.iterator = this.provider.stream!(request, signalOption(this.signal))[Symbol.asyncIterator]();
     } catch (error) {
       this.fail(error);
       return;

@@ -1,5 +1,5 @@
 import { SpanKind, type Span } from '@opentelemetry/api';
-import { raceAbort } from '../core/signals.js';
+import { raceAbort, signalOption } from '../core/signals.js';
 import { isPromise } from '../core/promise.js';
 import { abortErrorFrom, BudgetExceededError } from '../core/errors.js';
 import { outputSchemaFor } from '../model/output-schema.js';
@@ -175,14 +175,14 @@ export class ModelCallInFlight {
     events?.emit({ type: 'model.started', model: run.requestModel });
     const provider = run.core.modelProvider;
     // Streamed, the call races the signal and settles through answered/failed itself (model-stream.ts).
-    if (events !== undefined && provider.stream !== undefined) return modelAnswer(provider, request, run.signal, events, this);
+    if (events !== undefined && provider.stream !== undefined) return modelAnswer(provider, request, run.stop, events, this);
     let work: Promise<ModelResponse>;
     try {
-      work = provider.generate(request, { signal: run.signal });
+      work = provider.generate(request, signalOption(run.stop));
     } catch (error) {
       work = Promise.reject(error);
     }
-    return raceAbort(work, run.signal, 'the model call').then(
+    return raceAbort(work, run.stop, 'the model call').then(
       (r) => this.answered(r),
       (e: unknown) => this.failed(e),
     );
@@ -218,7 +218,7 @@ export class ModelCallInFlight {
    */
   failed(error: unknown): never {
     const { run, chat } = this;
-    const e = run.signal.aborted ? abortErrorFrom(run.signal, 'the model call') : error;
+    const e = run.stop.aborted ? abortErrorFrom(run.stop, 'the model call') : error;
     const durationS = (performance.now() - this.t0) / 1000;
     if (this.seenChars > 0) {
       const usage: Usage = { inputTokens: estimateInput(this.request, run.core.toolDefinitionChars), outputTokens: Math.ceil(this.seenChars / 4), source: 'estimated' };

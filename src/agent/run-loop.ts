@@ -181,19 +181,19 @@ export async function executeRun(core: AgentCore, query: string, start: RunStart
     // waits ends it with the wait; a resumed run first finishes the turn it waited in.
     // A resume already aborted (its caller gave up, its deadline passed) runs nothing: an approved
     // call is an act in the world, and doing it for a run that then fails would lose its result.
-    if (start.resume !== undefined && run.signal.aborted) throw abortErrorFrom(run.signal);
+    if (start.resume !== undefined && run.stop.aborted) throw abortErrorFrom(run.stop);
     let turn = start.resume === undefined ? undefined : resumeTurn(run, start.resume.run, start.resume.decisions);
     for (;;) {
       if (turn !== undefined) {
         const results = await turn;
-        if (run.signal.aborted) throw abortErrorFrom(run.signal);
+        if (run.stop.aborted) throw abortErrorFrom(run.stop);
         const paused = settleTurn(run, results);
         if (paused !== undefined) {
           exit = { paused };
           break;
         }
       }
-      if (run.signal.aborted) throw abortErrorFrom(run.signal);
+      if (run.stop.aborted) throw abortErrorFrom(run.stop);
       const next = afterModel(run, await (run.driver === undefined ? callModel(run) : drivenModelCall(run, run.driver)));
       if (typeof next === 'string') {
         exit = answered(run, next);

@@ -70,7 +70,12 @@ function rootStart(core: AgentCore, request: RunRequest, hub?: EventHub, resumab
     maxDepth: request.maxDepth,
     scope: request.scope,
     deadline: request.deadline,
-    signal: owned.signal,
+    // Read late: the runtime races the run on `owned.stop`, and a stream's signal of its own
+    // (Node 20 makes an AbortSignal in microseconds, and slows the code around it) is made only
+    // for a provider, a tool or a child that asks for it.
+    get signal() {
+      return owned.signal;
+    },
     traceContext: request.traceContext ?? otelContext.active(),
     askUser: request.askUser,
     events: hub ?? listenerSink(core, request),

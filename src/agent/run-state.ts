@@ -11,7 +11,7 @@ import type { Message, ToolChoice } from '../model/types.js';
 import type { AgentCore } from './agent-core.js';
 import { contextWith, type SpanAttributeSets } from './run-span.js';
 import type { RunStart } from './run-start.js';
-import type { OwnedSignal } from '../core/signals.js';
+import type { OwnedSignal, Stop } from '../core/signals.js';
 import type { DelegationRecord } from '../delegation/delegation-record.js';
 import type { Resumption } from '../delegation/framed-child.js';
 import type { WrappedCall } from '../delegation/wrapped-child.js';
@@ -130,6 +130,11 @@ export class RunState implements RunReporter {
 
   get signal(): AbortSignal {
     return this.frame.signal;
+  }
+
+  /** The frame's signal as the runtime checks and races it, without making one (see OwnedSignal.stop). */
+  get stop(): Stop {
+    return this.owned?.stop ?? this.frame.signal;
   }
 
   get tenantId(): string | null {

@@ -171,7 +171,7 @@ class ToolCallInFlight {
         if (isPromise(needed)) {
           // Raced like every wait of a run: a rule that hangs must not hold an aborted run, and
           // one that answers after the abort must not start the call.
-          return raceAbort(Promise.resolve(needed), this.run.signal, `tool "${this.call.name}"'s approval rule`).then(
+          return raceAbort(Promise.resolve(needed), this.run.stop, `tool "${this.call.name}"'s approval rule`).then(
             (yes) => (yes ? pause(this.run, this.span, this.call, this.index, 'approval', { input }) : this.perform(tool, input, resume)),
             (e: unknown) => this.threw(e),
           );
@@ -193,7 +193,7 @@ class ToolCallInFlight {
       return this.threw(error);
     }
     if (!isPromise(pending)) return Promise.resolve(this.settled(tool, pending));
-    return raceAbort(Promise.resolve(pending), run.signal, `tool "${this.call.name}"`).then(
+    return raceAbort(Promise.resolve(pending), run.stop, `tool "${this.call.name}"`).then(
       (result) => this.settled(tool, result),
       (e: unknown) => this.threw(e),
     );
@@ -211,8 +211,8 @@ class ToolCallInFlight {
 
   private threw(error: unknown): Promise<Message> {
     const { run, span, call } = this;
-    if (run.signal.aborted || failsTheRun(error)) {
-      const e = run.signal.aborted ? abortErrorFrom(run.signal) : error;
+    if (run.stop.aborted || failsTheRun(error)) {
+      const e = run.stop.aborted ? abortErrorFrom(run.stop) : error;
       failSpan(span, e);
       span.end();
       run.events?.emit({ type: 'tool.finished', tool: telemetryToolName(call.name), callId: call.id, ok: false });

@@ -173,7 +173,7 @@ export class AbortError extends SymfonicError {
 }
 
 /** The error a run rejects with when `signal` aborts: the signal's own reason when it is an AbortError. */
-export function abortErrorFrom(signal: AbortSignal, what = 'the run'): Error {
+export function abortErrorFrom(signal: { readonly reason: unknown }, what = 'the run'): Error {
   const reason: unknown = signal.reason;
   if (reason instanceof Error && (reason.name === 'AbortError' || reason.name === 'TimeoutError')) {
     return reason.name === 'AbortError' ? reason : new AbortError(`${what} timed out`, { cause: reason });

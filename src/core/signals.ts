@@ -21,6 +21,11 @@ setMaxListeners(0, NEVER_ABORTS);
 /** The signal a run (or a child) listens on, and how to let go of what it holds. */
 export interface OwnedSignal {
   readonly signal: AbortSignal;
+  /**
+   * What the runtime checks and races the run on: the signal itself, or the LinkedSignal that
+   * owns it, which says it has aborted without making one (see LinkedSignal.signal).
+   */
+  readonly stop: Stop;
   /** True once the time limit (deadline or child timeout) fired. */
   readonly timedOut: boolean;
   /** Aborts the signal (a stream whose consumer left); a no-op on a signal this handle does not own. */
@@ -41,7 +46,10 @@ export interface CallSignal {
   readonly signal: AbortSignal;
 }
 
-const FREE: OwnedSignal = Object.freeze({ signal: NEVER_ABORTS, timedOut: false, abort() {}, dispose() {} });
+/** A stop the runtime checks (`aborted`, `reason`), races (raceAbort, whenAborted) and hands on as an AbortSignal only when asked (signalOption). */
+export type Stop = AbortSignal | CallSignal;
+
+const FREE: OwnedSignal = Object.freeze({ signal: NEVER_ABORTS, stop: NEVER_ABORTS, timedOut: false, abort() {}, dispose() {} });
 
 /** The longest delay Node's timers keep (2^31 − 1 ms): a limit further off sets no timer. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -108,6 +116,10 @@ class LinkedSignal implements OwnedSignal, CallSignal {
       if (this.abortedWith !== undefined) controller.abort(this.abortedWith.reason);
     }
     return this.controller.signal;
+  }
+
+  get stop(): Stop {
+    return this;
   }
 
   get aborted(): boolean {
@@ -179,7 +191,7 @@ export function rootSignal(given: AbortSignal | undefined, deadline: number | un
  */
 export function childSignal(parent: AbortSignal, deadline: { readonly limitAt: number | undefined; readonly limitMs: number | undefined }): OwnedSignal {
   const { limitAt, limitMs } = deadline;
-  if (limitAt === undefined) return parent === NEVER_ABORTS ? FREE : { signal: parent, timedOut: false, abort() {}, dispose() {} };
+  if (limitAt === undefined) return parent === NEVER_ABORTS ? FREE : { signal: parent, stop: parent, timedOut: false, abort() {}, dispose() {} };
   return new LinkedSignal(parent, limitAt - Date.now(), () => {
     const reason = new Error(`the sub-agent did not finish within ${limitMs} ms`);
     reason.name = 'TimeoutError';
@@ -195,9 +207,28 @@ export function callSignal(parent: AbortSignal | undefined, timeoutMs: number, r
   return new LinkedSignal(parent, timeoutMs, reason);
 }
 
+/** What to follow for `stop`: itself when it is an AbortSignal or symfonic's own, else the AbortSignal it makes. */
+function followed(stop: Stop): AbortSignal | LinkedSignal {
+  return stop instanceof LinkedSignal || stop instanceof AbortSignal ? stop : stop.signal;
+}
+
+/**
+ * The `{ signal }` a provider or a tool is called with. A LinkedSignal's AbortSignal is made on
+ * the first read of `signal` (a provider that never reads it pays nothing); one made after the
+ * stop fired is already aborted, with the same reason.
+ */
+export function signalOption(stop: Stop): { readonly signal: AbortSignal } {
+  if (stop instanceof AbortSignal) return { signal: stop };
+  return {
+    get signal() {
+      return stop.signal;
+    },
+  };
+}
+
 /** Calls `onAbort` once when `signal` aborts; returns how to stop listening. */
-export function whenAborted(signal: AbortSignal | CallSignal, onAbort: () => void): () => void {
-  const target = signal instanceof LinkedSignal || signal instanceof AbortSignal ? signal : signal.signal;
+export function whenAborted(signal: Stop, onAbort: () => void): () => void {
+  const target = followed(signal);
   follow(target, onAbort);
   return () => unfollow(target, onAbort);
 }
@@ -207,7 +238,7 @@ export function whenAborted(signal: AbortSignal | CallSignal, onAbort: () => voi
  * that may ignore its signal (a provider, a tool, a child): the caller stops waiting at once,
  * and a late rejection of the abandoned promise is swallowed rather than left unhandled.
  */
-export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal, what: string): Promise<T> {
+export function raceAbort<T>(promise: Promise<T>, signal: Stop, what: string): Promise<T> {
   if (signal === NEVER_ABORTS) return promise;
   if (signal.aborted) {
     promise.catch(() => undefined);
@@ -218,14 +249,15 @@ export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal, what: str
       promise.catch(() => undefined);
       reject(abortErrorFrom(signal, what));
     };
-    follow(signal, onAbort);
+    const target = followed(signal);
+    follow(target, onAbort);
     promise.then(
       (v) => {
-        unfollow(signal, onAbort);
+        unfollow(target, onAbort);
         resolve(v);
       },
       (e) => {
-        unfollow(signal, onAbort);
+        unfollow(target, onAbort);
         reject(e);
       },
     );

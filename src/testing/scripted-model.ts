@@ -1,5 +1,5 @@
 import { abortableSleep } from '../core/signals.js';
-import { abortErrorFrom, ConfigurationError } from '../core/errors.js';
+import { ConfigurationError } from '../core/errors.js';
 import { TestKitError } from './test-kit-error.js';
 import { isPromise } from '../core/promise.js';
 import type { Usage } from '../core/usage.js';
@@ -31,6 +31,9 @@ export type ScriptedTurn =
     };
 
 type ObjectTurn = Exclude<ScriptedTurn, string | Error>;
+
+/** A call's options, kept whole: its signal is read only when a delay waits on it. */
+type CallOptions = { signal?: AbortSignal } | undefined;
 
 export type ScriptedResponder = (request: ModelRequest, index: number) => ScriptedTurn | Promise<ScriptedTurn>;
 
@@ -108,10 +111,10 @@ export function scriptedModel(
   };
 
   /** A turn checked and, when it asks for one, after its delay; an Error turn is thrown. */
-  const settle = (turn: ScriptedTurn, index: number, signal: AbortSignal | undefined): ObjectTurn | string | Promise<ObjectTurn | string> => {
+  const settle = (turn: ScriptedTurn, index: number, opts: CallOptions): ObjectTurn | string | Promise<ObjectTurn | string> => {
     if (turn instanceof Error) throw turn;
     if (typeof turn === 'object' && turn !== null && turn.delayMs !== undefined) {
-      return abortableSleep(turn.delayMs, signal).then(() => checked(turn, index));
+      return abortableSleep(turn.delayMs, opts?.signal).then(() => checked(turn, index));
     }
     return checked(turn, index);
   };
@@ -119,10 +122,11 @@ export function scriptedModel(
   /**
    * Finds the call's turn; shared by generate() and stream(), so both use up the script alike.
    * Synchronous when the script is a list and the turn has no delay: a scripted call costs no
-   * more promises than a real provider's, which keeps benchmarks on it honest.
+   * more promises than a real provider's, which keeps benchmarks on it honest. The signal is
+   * read only by a delay, the one wait a scripted call has: symfonic itself stops a call whose
+   * run aborts, and a run's signal is made on its first read.
    */
-  const play = (request: ModelRequest, index: number, signal: AbortSignal | undefined): ObjectTurn | string | Promise<ObjectTurn | string> => {
-    if (signal?.aborted) throw abortErrorFrom(signal, 'the model call');
+  const play = (request: ModelRequest, index: number, opts: CallOptions): ObjectTurn | string | Promise<ObjectTurn | string> => {
     if (isList) {
       if (index >= turns.length) {
         throw new ScriptError(
@@ -130,7 +134,7 @@ export function scriptedModel(
             `Add a turn, or check why the agent made another model call.`,
         );
       }
-      return settle(turns[index]!, index, signal);
+      return settle(turns[index]!, index, opts);
     }
     // A responder returns an Error to script a failed call; one that throws is a bug in the test.
     const threw = (error: unknown): never => {
@@ -142,7 +146,7 @@ export function scriptedModel(
     } catch (error) {
       return threw(error);
     }
-    return isPromise(out) ? Promise.resolve(out).then((t) => settle(t, index, signal), threw) : settle(out, index, signal);
+    return isPromise(out) ? Promise.resolve(out).then((t) => settle(t, index, opts), threw) : settle(out, index, opts);
   };
 
   const model: ScriptedModel = {
@@ -154,7 +158,7 @@ export function scriptedModel(
       calls.push(request);
       const name = request.modelName ?? modelName;
       try {
-        const turn = play(request, index, opts?.signal);
+        const turn = play(request, index, opts);
         return isPromise(turn) ? turn.then((t) => toResponse(t, name)) : Promise.resolve(toResponse(turn, name));
       } catch (error) {
         return Promise.reject(error);
@@ -164,7 +168,7 @@ export function scriptedModel(
       // Recorded at the call, as generate() records it, not on the first read.
       const index = calls.length;
       calls.push(request);
-      return streamTurn(() => play(request, index, opts?.signal), request.modelName ?? modelName, opts?.signal);
+      return streamTurn(() => play(request, index, opts), request.modelName ?? modelName, opts);
     },
     assertComplete(): void {
       if (isList && calls.length < turns.length) {
@@ -184,7 +188,7 @@ export function scriptedModel(
  * own or its awaits'): a generator costs several promises a step, and agents' streaming
  * benchmarks run on this model, so its reads cost what a provider's already-buffered pieces do.
  */
-function streamTurn(play: () => ObjectTurn | string | Promise<ObjectTurn | string>, modelName: string, signal: AbortSignal | undefined): AsyncIterable<ModelStreamChunk> {
+function streamTurn(play: () => ObjectTurn | string | Promise<ObjectTurn | string>, modelName: string, opts: CallOptions): AsyncIterable<ModelStreamChunk> {
   let pieces: readonly string[] | undefined;
   let response: ModelResponse;
   let gapMs = 0;
@@ -197,13 +201,12 @@ function streamTurn(play: () => ObjectTurn | string | Promise<ObjectTurn | strin
   };
   /** The next piece, once any pause before it is over. */
   const piece = (): IteratorResult<ModelStreamChunk> => {
-    if (signal?.aborted) throw abortErrorFrom(signal, 'the model call');
     if (next < pieces!.length) return { value: { type: 'text', delta: pieces![next++]! }, done: false };
     finished = true;
     return { value: { type: 'done', response }, done: false };
   };
   const afterPause = (): Promise<IteratorResult<ModelStreamChunk>> =>
-    next > 0 && next < pieces!.length && gapMs > 0 ? abortableSleep(gapMs, signal).then(piece) : Promise.resolve(piece());
+    next > 0 && next < pieces!.length && gapMs > 0 ? abortableSleep(gapMs, opts?.signal).then(piece) : Promise.resolve(piece());
   const step = (): Promise<IteratorResult<ModelStreamChunk>> => {
     try {
       if (finished) return Promise.resolve({ value: undefined, done: true });
