@@ -29,6 +29,22 @@ local now = t[1] * 1000 + math.floor(t[2] / 1000)
 local function tk(id) return base .. 't:' .. id end
 local function num(x) return tonumber(x) or 0 end
 
+-- An idle principal's keys go by themselves keep ms after the last write that needs them: a key
+-- is kept (at the script's end) when an entry or a count is added to it, a zset together with its
+-- bytes count, and "all" and "seq" whenever a task's hash is kept, as they describe its tasks. So
+-- no key expires before an entry, count or hash that depends on it, and a script renews only the
+-- keys it wrote rather than all eight. A removal renews nothing: what is left was kept when added.
+local kept = {}
+local function touch(k) kept[k] = true end
+local function keepTask(id)
+  redis.call('PEXPIRE', tk(id), keep)
+  touch('all')
+  touch('seq')
+end
+local function keepTouched()
+  for k in pairs(kept) do redis.call('PEXPIRE', base .. k, keep) end
+end
+
 -- A task's events channel, "<prefix>:events:<tag>:<id>" (redis-task-channels.ts), from the base
 -- "<prefix>:{<tag>}:". A stream watching the task on another replica hears there that it was
 -- filed (paused or ended) and reads it at once, rather than at its next reread.
@@ -38,6 +54,7 @@ local function filed(id) redis.call('PUBLISH', prefix .. ':events:' .. tag .. ':
 local function summarize(id)
   local h = redis.call('HMGET', tk(id), 'ms', 'seq', 'state', 'ctx')
   redis.call('HSET', base .. 'all', id, h[1] .. '|' .. h[2] .. '|' .. h[3] .. '|' .. h[4])
+  touch('all')
 end
 
 local function forget(id)
@@ -61,7 +78,9 @@ local function retire(id)
   summarize(id)
   redis.call('ZADD', base .. 'finished', now, id)
   redis.call('INCRBY', base .. 'fb', num(redis.call('HGET', tk(id), 'bytes')))
-  redis.call('PEXPIRE', tk(id), keep)
+  touch('finished')
+  touch('fb')
+  keepTask(id)
   while redis.call('ZCARD', base .. 'finished') > maxFinished or num(redis.call('GET', base .. 'fb')) > maxFinishedBytes do
     local oldest = redis.call('ZRANGE', base .. 'finished', 0, 0)[1]
     if not oldest then break end
@@ -87,6 +106,7 @@ local function sweep()
       -- A durable tree is recorded: another replica finishes it, so it still reads working.
       redis.call('ZREM', base .. 'running', id)
       redis.call('ZADD', base .. 'orphans', now, id)
+      touch('orphans')
       redis.call('HSET', tk(id), 'orphan', now)
     else
       fail(id, 'task ' .. id .. ' failed: the replica running it stopped renewing its lease (leaseMs ' .. lease .. ' ms); it may have crashed or lost Redis', 'TaskLeaseLapsed', false)
@@ -97,8 +117,11 @@ local function sweep()
   end
 end
 
-local function keepAll()
-  for _, k in ipairs({ 'all', 'running', 'orphans', 'paused', 'finished', 'pb', 'fb', 'seq' }) do redis.call('PEXPIRE', base .. k, keep) end
+-- In flight under a lease from now.
+local function inFlight(id)
+  redis.call('ZADD', base .. 'running', now + lease, id)
+  touch('running')
+  keepTask(id)
 end
 `;
 
@@ -121,10 +144,9 @@ local id = ARGV[9]
 local seq = redis.call('INCR', base .. 'seq')
 redis.call('DEL', tk(id))
 redis.call('HSET', tk(id), 'seq', seq, unpack(ARGV, 10))
-redis.call('PEXPIRE', tk(id), keep)
-redis.call('ZADD', base .. 'running', now + lease, id)
+inFlight(id)
 summarize(id)
-keepAll()
+keepTouched()
 return { 1, paused, pb }
 `);
 
@@ -136,10 +158,9 @@ if not redis.call('ZSCORE', base .. 'paused', id) then return 0 end
 unpark(id)
 redis.call('HDEL', tk(id), 'pause', 'pbytes')
 redis.call('HSET', tk(id), unpack(ARGV, 8))
-redis.call('PEXPIRE', tk(id), keep)
-redis.call('ZADD', base .. 'running', now + lease, id)
+inFlight(id)
 summarize(id)
-keepAll()
+keepTouched()
 return 1
 `);
 
@@ -168,11 +189,13 @@ if to == 'paused' then
   redis.call('ZADD', base .. 'paused', now, id)
   local h = redis.call('HMGET', tk(id), 'bytes', 'pbytes')
   redis.call('INCRBY', base .. 'pb', num(h[1]) + num(h[2]))
-  redis.call('PEXPIRE', tk(id), keep)
+  touch('paused')
+  touch('pb')
+  keepTask(id)
 else
   retire(id)
 end
-keepAll()
+keepTouched()
 filed(id)
 return 1
 `);
@@ -182,13 +205,12 @@ export const RENEW = script('tasks.renew', `
 local lost = {}
 for i = 7, #ARGV do
   if redis.call('ZSCORE', base .. 'running', ARGV[i]) then
-    redis.call('ZADD', base .. 'running', now + lease, ARGV[i])
-    redis.call('PEXPIRE', tk(ARGV[i]), keep)
+    inFlight(ARGV[i])
   else
     lost[#lost + 1] = ARGV[i]
   end
 end
-keepAll()
+keepTouched()
 return lost
 `);
 
@@ -201,21 +223,22 @@ sweep()
 local id = ARGV[7]
 if redis.call('ZREM', base .. 'orphans', id) == 0 then return {} end
 redis.call('HDEL', tk(id), 'orphan')
-redis.call('PEXPIRE', tk(id), keep)
-redis.call('ZADD', base .. 'running', now + lease, id)
-keepAll()
+inFlight(id)
+keepTouched()
 return redis.call('HGETALL', tk(id))
 `);
 
 /** ARGV[7]: id. The task's fields, flat, after the sweep (empty when it is not this principal's). */
 export const GET = script('tasks.get', `
 sweep()
+keepTouched()
 return redis.call('HGETALL', tk(ARGV[7]))
 `);
 
 /** The principal's task summaries ("all", flat), after the sweep. */
 export const LIST = script('tasks.list', `
 sweep()
+keepTouched()
 return redis.call('HGETALL', base .. 'all')
 `);
 
