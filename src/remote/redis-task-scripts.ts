@@ -22,10 +22,15 @@ const PRELUDE = `
 local base = KEYS[1]
 local pausedTtl, finishedTtl = tonumber(ARGV[1]), tonumber(ARGV[2])
 local maxFinished, maxFinishedBytes = tonumber(ARGV[3]), tonumber(ARGV[4])
-local keep, lease = tonumber(ARGV[5]), tonumber(ARGV[6])
-local FAILED = 4
+-- What goes back to Redis goes as a string: a Lua number is formatted with %.14g (the slow
+-- floating-point path of printf), costing more than the call itself; keep is passed on as given,
+-- and whole ms are formatted as integers.
+local keep, lease = ARGV[5], tonumber(ARGV[6])
+local FAILED = '4'
+local function ms(x) return string.format('%d', x) end
 local t = redis.call('TIME')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local nowMs = ms(now)
 local function tk(id) return base .. 't:' .. id end
 local function num(x) return tonumber(x) or 0 end
 
@@ -58,7 +63,7 @@ local function summarize(id)
 end
 
 local function forget(id)
-  redis.call('DECRBY', base .. 'fb', num(redis.call('HGET', tk(id), 'bytes')))
+  redis.call('DECRBY', base .. 'fb', redis.call('HGET', tk(id), 'bytes') or '0')
   redis.call('ZREM', base .. 'finished', id)
   redis.call('HDEL', base .. 'all', id)
   redis.call('DEL', tk(id))
@@ -67,7 +72,7 @@ end
 local function unpark(id)
   if redis.call('ZREM', base .. 'paused', id) == 1 then
     local h = redis.call('HMGET', tk(id), 'bytes', 'pbytes')
-    redis.call('DECRBY', base .. 'pb', num(h[1]) + num(h[2]))
+    redis.call('DECRBY', base .. 'pb', ms(num(h[1]) + num(h[2])))
   end
 end
 
@@ -76,8 +81,8 @@ local function retire(id)
   redis.call('ZREM', base .. 'running', id)
   unpark(id)
   summarize(id)
-  redis.call('ZADD', base .. 'finished', now, id)
-  redis.call('INCRBY', base .. 'fb', num(redis.call('HGET', tk(id), 'bytes')))
+  redis.call('ZADD', base .. 'finished', nowMs, id)
+  redis.call('INCRBY', base .. 'fb', redis.call('HGET', tk(id), 'bytes') or '0')
   touch('finished')
   touch('fb')
   keepTask(id)
@@ -89,7 +94,7 @@ local function retire(id)
 end
 
 local function fail(id, why, name, expired)
-  redis.call('HSET', tk(id), 'state', FAILED, 'ms', now, 'failure', cjson.encode({ type = 'child_error', message = why, name = name }))
+  redis.call('HSET', tk(id), 'state', FAILED, 'ms', nowMs, 'failure', cjson.encode({ type = 'child_error', message = why, name = name }))
   if expired then redis.call('HSET', tk(id), 'expired', why) end
   redis.call('HDEL', tk(id), 'pause', 'pbytes')
   retire(id)
@@ -97,29 +102,29 @@ local function fail(id, why, name, expired)
 end
 
 local function sweep()
-  for _, id in ipairs(redis.call('ZRANGEBYSCORE', base .. 'paused', '-inf', now - pausedTtl - 1, 'LIMIT', 0, 200)) do
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', base .. 'paused', '-inf', ms(now - pausedTtl - 1), 'LIMIT', '0', '200')) do
     unpark(id)
     fail(id, 'task ' .. id .. ' expired: it waited for input longer than pausedTtlMs (' .. pausedTtl .. ' ms), and its paused run was dropped', 'TaskExpired', true)
   end
-  for _, id in ipairs(redis.call('ZRANGEBYSCORE', base .. 'running', '-inf', now - 1, 'LIMIT', 0, 200)) do
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', base .. 'running', '-inf', ms(now - 1), 'LIMIT', '0', '200')) do
     if redis.call('HGET', tk(id), 'durable') == '1' then
       -- A durable tree is recorded: another replica finishes it, so it still reads working.
       redis.call('ZREM', base .. 'running', id)
-      redis.call('ZADD', base .. 'orphans', now, id)
+      redis.call('ZADD', base .. 'orphans', nowMs, id)
       touch('orphans')
-      redis.call('HSET', tk(id), 'orphan', now)
+      redis.call('HSET', tk(id), 'orphan', nowMs)
     else
       fail(id, 'task ' .. id .. ' failed: the replica running it stopped renewing its lease (leaseMs ' .. lease .. ' ms); it may have crashed or lost Redis', 'TaskLeaseLapsed', false)
     end
   end
-  for _, id in ipairs(redis.call('ZRANGEBYSCORE', base .. 'finished', '-inf', now - finishedTtl - 1, 'LIMIT', 0, 200)) do
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', base .. 'finished', '-inf', ms(now - finishedTtl - 1), 'LIMIT', '0', '200')) do
     forget(id)
   end
 end
 
 -- In flight under a lease from now.
 local function inFlight(id)
-  redis.call('ZADD', base .. 'running', now + lease, id)
+  redis.call('ZADD', base .. 'running', ms(now + lease), id)
   touch('running')
   keepTask(id)
 end
@@ -186,9 +191,9 @@ if #drop > 0 then redis.call('HDEL', tk(id), unpack(drop)) end
 if to == 'paused' then
   redis.call('ZREM', base .. 'running', id)
   summarize(id)
-  redis.call('ZADD', base .. 'paused', now, id)
+  redis.call('ZADD', base .. 'paused', nowMs, id)
   local h = redis.call('HMGET', tk(id), 'bytes', 'pbytes')
-  redis.call('INCRBY', base .. 'pb', num(h[1]) + num(h[2]))
+  redis.call('INCRBY', base .. 'pb', ms(num(h[1]) + num(h[2])))
   touch('paused')
   touch('pb')
   keepTask(id)
