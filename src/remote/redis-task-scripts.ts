@@ -22,12 +22,33 @@ const PRELUDE = `
 local base = KEYS[1]
 local pausedTtl, finishedTtl = tonumber(ARGV[1]), tonumber(ARGV[2])
 local maxFinished, maxFinishedBytes = tonumber(ARGV[3]), tonumber(ARGV[4])
-local keep, lease = tonumber(ARGV[5]), tonumber(ARGV[6])
-local FAILED = 4
+-- What goes back to Redis goes as a string: a Lua number is formatted with %.14g (the slow
+-- floating-point path of printf), costing more than the call itself; keep is passed on as given,
+-- and whole ms are formatted as integers.
+local keep, lease = ARGV[5], tonumber(ARGV[6])
+local FAILED = '4'
+local function ms(x) return string.format('%d', x) end
 local t = redis.call('TIME')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local nowMs = ms(now)
 local function tk(id) return base .. 't:' .. id end
 local function num(x) return tonumber(x) or 0 end
+
+-- An idle principal's keys go by themselves keep ms after the last write that needs them: a key
+-- is kept (at the script's end) when an entry or a count is added to it, a zset together with its
+-- bytes count, and "all" and "seq" whenever a task's hash is kept, as they describe its tasks. So
+-- no key expires before an entry, count or hash that depends on it, and a script renews only the
+-- keys it wrote rather than all eight. A removal renews nothing: what is left was kept when added.
+local kept = {}
+local function touch(k) kept[k] = true end
+local function keepTask(id)
+  redis.call('PEXPIRE', tk(id), keep)
+  touch('all')
+  touch('seq')
+end
+local function keepTouched()
+  for k in pairs(kept) do redis.call('PEXPIRE', base .. k, keep) end
+end
 
 -- A task's events channel, "<prefix>:events:<tag>:<id>" (redis-task-channels.ts), from the base
 -- "<prefix>:{<tag>}:". A stream watching the task on another replica hears there that it was
@@ -38,10 +59,11 @@ local function filed(id) redis.call('PUBLISH', prefix .. ':events:' .. tag .. ':
 local function summarize(id)
   local h = redis.call('HMGET', tk(id), 'ms', 'seq', 'state', 'ctx')
   redis.call('HSET', base .. 'all', id, h[1] .. '|' .. h[2] .. '|' .. h[3] .. '|' .. h[4])
+  touch('all')
 end
 
 local function forget(id)
-  redis.call('DECRBY', base .. 'fb', num(redis.call('HGET', tk(id), 'bytes')))
+  redis.call('DECRBY', base .. 'fb', redis.call('HGET', tk(id), 'bytes') or '0')
   redis.call('ZREM', base .. 'finished', id)
   redis.call('HDEL', base .. 'all', id)
   redis.call('DEL', tk(id))
@@ -50,7 +72,7 @@ end
 local function unpark(id)
   if redis.call('ZREM', base .. 'paused', id) == 1 then
     local h = redis.call('HMGET', tk(id), 'bytes', 'pbytes')
-    redis.call('DECRBY', base .. 'pb', num(h[1]) + num(h[2]))
+    redis.call('DECRBY', base .. 'pb', ms(num(h[1]) + num(h[2])))
   end
 end
 
@@ -59,9 +81,11 @@ local function retire(id)
   redis.call('ZREM', base .. 'running', id)
   unpark(id)
   summarize(id)
-  redis.call('ZADD', base .. 'finished', now, id)
-  redis.call('INCRBY', base .. 'fb', num(redis.call('HGET', tk(id), 'bytes')))
-  redis.call('PEXPIRE', tk(id), keep)
+  redis.call('ZADD', base .. 'finished', nowMs, id)
+  redis.call('INCRBY', base .. 'fb', redis.call('HGET', tk(id), 'bytes') or '0')
+  touch('finished')
+  touch('fb')
+  keepTask(id)
   while redis.call('ZCARD', base .. 'finished') > maxFinished or num(redis.call('GET', base .. 'fb')) > maxFinishedBytes do
     local oldest = redis.call('ZRANGE', base .. 'finished', 0, 0)[1]
     if not oldest then break end
@@ -70,7 +94,7 @@ local function retire(id)
 end
 
 local function fail(id, why, name, expired)
-  redis.call('HSET', tk(id), 'state', FAILED, 'ms', now, 'failure', cjson.encode({ type = 'child_error', message = why, name = name }))
+  redis.call('HSET', tk(id), 'state', FAILED, 'ms', nowMs, 'failure', cjson.encode({ type = 'child_error', message = why, name = name }))
   if expired then redis.call('HSET', tk(id), 'expired', why) end
   redis.call('HDEL', tk(id), 'pause', 'pbytes')
   retire(id)
@@ -78,27 +102,31 @@ local function fail(id, why, name, expired)
 end
 
 local function sweep()
-  for _, id in ipairs(redis.call('ZRANGEBYSCORE', base .. 'paused', '-inf', now - pausedTtl - 1, 'LIMIT', 0, 200)) do
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', base .. 'paused', '-inf', ms(now - pausedTtl - 1), 'LIMIT', '0', '200')) do
     unpark(id)
     fail(id, 'task ' .. id .. ' expired: it waited for input longer than pausedTtlMs (' .. pausedTtl .. ' ms), and its paused run was dropped', 'TaskExpired', true)
   end
-  for _, id in ipairs(redis.call('ZRANGEBYSCORE', base .. 'running', '-inf', now - 1, 'LIMIT', 0, 200)) do
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', base .. 'running', '-inf', ms(now - 1), 'LIMIT', '0', '200')) do
     if redis.call('HGET', tk(id), 'durable') == '1' then
       -- A durable tree is recorded: another replica finishes it, so it still reads working.
       redis.call('ZREM', base .. 'running', id)
-      redis.call('ZADD', base .. 'orphans', now, id)
-      redis.call('HSET', tk(id), 'orphan', now)
+      redis.call('ZADD', base .. 'orphans', nowMs, id)
+      touch('orphans')
+      redis.call('HSET', tk(id), 'orphan', nowMs)
     else
       fail(id, 'task ' .. id .. ' failed: the replica running it stopped renewing its lease (leaseMs ' .. lease .. ' ms); it may have crashed or lost Redis', 'TaskLeaseLapsed', false)
     end
   end
-  for _, id in ipairs(redis.call('ZRANGEBYSCORE', base .. 'finished', '-inf', now - finishedTtl - 1, 'LIMIT', 0, 200)) do
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', base .. 'finished', '-inf', ms(now - finishedTtl - 1), 'LIMIT', '0', '200')) do
     forget(id)
   end
 end
 
-local function keepAll()
-  for _, k in ipairs({ 'all', 'running', 'orphans', 'paused', 'finished', 'pb', 'fb', 'seq' }) do redis.call('PEXPIRE', base .. k, keep) end
+-- In flight under a lease from now.
+local function inFlight(id)
+  redis.call('ZADD', base .. 'running', ms(now + lease), id)
+  touch('running')
+  keepTask(id)
 end
 `;
 
@@ -121,10 +149,9 @@ local id = ARGV[9]
 local seq = redis.call('INCR', base .. 'seq')
 redis.call('DEL', tk(id))
 redis.call('HSET', tk(id), 'seq', seq, unpack(ARGV, 10))
-redis.call('PEXPIRE', tk(id), keep)
-redis.call('ZADD', base .. 'running', now + lease, id)
+inFlight(id)
 summarize(id)
-keepAll()
+keepTouched()
 return { 1, paused, pb }
 `);
 
@@ -136,10 +163,9 @@ if not redis.call('ZSCORE', base .. 'paused', id) then return 0 end
 unpark(id)
 redis.call('HDEL', tk(id), 'pause', 'pbytes')
 redis.call('HSET', tk(id), unpack(ARGV, 8))
-redis.call('PEXPIRE', tk(id), keep)
-redis.call('ZADD', base .. 'running', now + lease, id)
+inFlight(id)
 summarize(id)
-keepAll()
+keepTouched()
 return 1
 `);
 
@@ -165,14 +191,16 @@ if #drop > 0 then redis.call('HDEL', tk(id), unpack(drop)) end
 if to == 'paused' then
   redis.call('ZREM', base .. 'running', id)
   summarize(id)
-  redis.call('ZADD', base .. 'paused', now, id)
+  redis.call('ZADD', base .. 'paused', nowMs, id)
   local h = redis.call('HMGET', tk(id), 'bytes', 'pbytes')
-  redis.call('INCRBY', base .. 'pb', num(h[1]) + num(h[2]))
-  redis.call('PEXPIRE', tk(id), keep)
+  redis.call('INCRBY', base .. 'pb', ms(num(h[1]) + num(h[2])))
+  touch('paused')
+  touch('pb')
+  keepTask(id)
 else
   retire(id)
 end
-keepAll()
+keepTouched()
 filed(id)
 return 1
 `);
@@ -182,13 +210,12 @@ export const RENEW = script('tasks.renew', `
 local lost = {}
 for i = 7, #ARGV do
   if redis.call('ZSCORE', base .. 'running', ARGV[i]) then
-    redis.call('ZADD', base .. 'running', now + lease, ARGV[i])
-    redis.call('PEXPIRE', tk(ARGV[i]), keep)
+    inFlight(ARGV[i])
   else
     lost[#lost + 1] = ARGV[i]
   end
 end
-keepAll()
+keepTouched()
 return lost
 `);
 
@@ -201,21 +228,22 @@ sweep()
 local id = ARGV[7]
 if redis.call('ZREM', base .. 'orphans', id) == 0 then return {} end
 redis.call('HDEL', tk(id), 'orphan')
-redis.call('PEXPIRE', tk(id), keep)
-redis.call('ZADD', base .. 'running', now + lease, id)
-keepAll()
+inFlight(id)
+keepTouched()
 return redis.call('HGETALL', tk(id))
 `);
 
 /** ARGV[7]: id. The task's fields, flat, after the sweep (empty when it is not this principal's). */
 export const GET = script('tasks.get', `
 sweep()
+keepTouched()
 return redis.call('HGETALL', tk(ARGV[7]))
 `);
 
 /** The principal's task summaries ("all", flat), after the sweep. */
 export const LIST = script('tasks.list', `
 sweep()
+keepTouched()
 return redis.call('HGETALL', base .. 'all')
 `);
 

@@ -183,6 +183,25 @@ describe('RedisTaskStore: bounds and expiry per principal, fleet-wide', () => {
     expect((await getTask(b!.url, 'acme', acme.id)).json.result.status.state).toBe('TASK_STATE_COMPLETED');
   });
 
+  it("every key a principal's tasks leave in Redis expires by itself, within the idle principal's keep (pausedTtlMs + finishedTtlMs + 2 leaseMs)", async () => {
+    const [a, b] = await fleet(2, { pausedTtlMs: 60_000, finishedTtlMs: 60_000, leaseMs: 1_000 });
+    const task = await start(a!.url, 'acme', 'pay 42');
+    expect((await decide(b!.url, 'acme', task)).json.result.task.status.state).toBe('TASK_STATE_COMPLETED');
+    const client = new Redis(redis.url);
+    try {
+      const keys = await client.keys(`${(a!.store as any).settings.keyPrefix}:*`);
+      const kinds = keys.map((k) => k.replace(/^.*\}:/, '').replace(/^t:.*/, 't:<id>')).sort();
+      expect(kinds).toEqual(['all', 'fb', 'finished', 'pb', 'seq', 't:<id>']);
+      for (const k of keys) {
+        const ttl = await client.pttl(k);
+        expect(ttl, k).toBeGreaterThan(0);
+        expect(ttl, k).toBeLessThanOrEqual(122_000);
+      }
+    } finally {
+      client.disconnect();
+    }
+  });
+
   it('a paused task past pausedTtlMs reads failed on another replica, saying it expired, and its decisions are refused saying so', async () => {
     const [a, b] = await fleet(2, { pausedTtlMs: 300 });
     const task = await start(a!.url, 'acme', 'pay 8');
