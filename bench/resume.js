@@ -148,7 +148,7 @@ export async function resumeCase({ quick, report, sdk }) {
       cpu_vs_plain_hop: cpuRatio,
       snapshot_bytes_3_levels: bytes.unsigned,
       snapshot_bytes_3_levels_signed: bytes.signed,
-      note: `suspend+resume ${ratio}x the plain hop (cpu ${cpuRatio}x; goal <= 2); 3-level snapshot ${bytes.unsigned} B (${bytes.signed} B signed)`,
+      note: `suspend+resume ${ratio}x the plain hop (cpu ${cpuRatio}x; goal <= 1.5, issue 33); 3-level snapshot ${bytes.unsigned} B (${bytes.signed} B signed)`,
     }),
   );
 }
