@@ -6,7 +6,7 @@ import { checkRoster } from './resume-roster.js';
 import { checkDecisions } from './run-suspension.js';
 import { newRunId } from '../run/ids.js';
 import { TeeSink, type RunEventSink } from '../run/run-event.js';
-import { freezeFrame, type FrameInit, type RunFrame } from '../run/run-frame.js';
+import { freezeFrame, freezeFrameSignalledBy, type RunFrame } from '../run/run-frame.js';
 import { rootSignal, type OwnedSignal } from '../core/signals.js';
 import type { Placement } from '../delegation/framed-child.js';
 import { wrappedCall, type WrappedCall } from '../delegation/wrapped-child.js';
@@ -58,30 +58,11 @@ export function doorStart(placement: Placement): RunStart {
   return { frame: placement.frame, ledger: placement.ledger, outputType: placement.outputType, resume: placement.resume, driver: placement.driver, owned: undefined, history: undefined, door: true, wrapped: undefined, session: placement.session };
 }
 
-const OWNED = Symbol('symfonic.owned-signal');
-
-/** The root frame's `signal`, one function for every frame: a getter made per frame (a closure) would give each its own map. */
-function lateSignal(this: { [OWNED]: OwnedSignal }): AbortSignal {
-  return this[OWNED].signal;
-}
-
-/**
- * `signal` read late: the runtime races the run on `owned.stop`, and a stream's signal of its own
- * (Node 20 makes an AbortSignal in microseconds, and slows the code around it) is made only for a
- * provider, a tool or a child that asks for it. Added with defineProperty after the data fields:
- * an accessor in the literal, or one replacing a data field, puts the frozen frame in dictionary
- * mode (about 0.9 KiB more a root in flight, and slower reads of every field).
- */
-function withLateSignal(init: Omit<FrameInit, 'signal'>, owned: OwnedSignal): FrameInit {
-  Object.defineProperty(init, OWNED, { value: owned });
-  return Object.defineProperty(init, 'signal', { get: lateSignal, enumerable: true }) as FrameInit;
-}
-
 /** A root run from its validated options; `hub` is the sink a stream made for it, which aborts the run through `owned`. */
 function rootStart(core: AgentCore, request: RunRequest, hub?: EventHub, resumable = true): RunStart {
   const runId = request.runId ?? newRunId();
   const owned = rootSignal(request.signal, request.deadline, hub !== undefined);
-  const init: Omit<FrameInit, 'signal'> = {
+  const frame = freezeFrameSignalledBy({
     runId,
     rootRunId: request.rootRunId ?? runId,
     parentRunId: request.parentRunId,
@@ -93,8 +74,7 @@ function rootStart(core: AgentCore, request: RunRequest, hub?: EventHub, resumab
     askUser: request.askUser,
     events: hub ?? listenerSink(core, request),
     resumable,
-  };
-  const frame = freezeFrame(withLateSignal(init, owned));
+  }, owned);
   // A root: a run placed under a parent by hand is a child of a tree that keeps its own session.
   const session = request.parentRunId === null ? rootMemory(core.sessions, request.scope, core.name) : undefined;
   return { frame, ledger: request.ledger, outputType: request.outputType, owned, history: request.history, door: false, wrapped: undefined, session };
