@@ -110,13 +110,14 @@ export class RedisBudgetStore implements BudgetStore {
     this.remember(tenantId, limit);
     let sent: string | undefined;
     let deadline = Infinity;
+    let own = Infinity;
     try {
       for (let attempt = 1; ; attempt++) {
         // The first call of a store also waits for its connection and learns the data's id, each
         // within timeoutMs; the reserve itself then has timeoutMs.
         const known = this.identity.ensure(true);
         const dataId = typeof known === 'string' ? known : await known;
-        if (attempt === 1) deadline = Math.min(options?.giveUpBy ?? Infinity, Date.now() + this.timeoutMs);
+        if (attempt === 1) deadline = Math.min(options?.giveUpBy ?? Infinity, (own = Date.now() + this.timeoutMs));
         if (this.identity.evictionRefusal !== undefined) throw this.identity.evictionRefusal;
         if (this.identity.loss && this.onUnavailable === 'deny') throw this.identity.lossError();
         const offset = this.identity.clockOffsetMs;
@@ -127,10 +128,12 @@ export class RedisBudgetStore implements BudgetStore {
           giveUpBy: offset === undefined || deadline === Infinity ? undefined : deadline + offset,
           dataId: this.connection.isCluster ? undefined : dataId,
         });
-        // Bounded by timeoutMs (the client's own command timeout when it has one), or sooner when
-        // the caller gives up sooner.
+        // Bounded by timeoutMs (the client's own command timeout when it has one), or by what is left
+        // when the caller gives up sooner or a retry used some of it. Not by the millisecond the
+        // clock may tick since the deadline was set: that would cost the call a timer of its own and
+        // word a timeout of 200 ms as one of 199.
         const left = deadline - Date.now();
-        const bound = left < this.timeoutMs ? Math.max(1, left) : undefined;
+        const bound = left < this.timeoutMs && (attempt > 1 || deadline < own) ? Math.max(1, left) : undefined;
         const r = readReserveReply((await this.eval(SCRIPTS.reserve, tenantId, call, bound)) as unknown[], levels, id);
         if ('ok' in r) {
           if (r.ok) this.renewal.add(tenantId, id);

@@ -2,7 +2,7 @@
  * Redis stopped and started under load, with a server the test owns (append-only file fsynced on
  * every write, so what Redis acknowledged survives the restart, as in production).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { BudgetStoreUnavailableError } from '../../../src/core/errors.js';
 import { FrameworkConfig, MetricsCollector, SubAgentSpec, SymfonicAgent, TenantBudgets } from '../../../src/index.js';
 import { RedisBudgetStore } from '../../../src/budget/redis/redis-budget-store.js';
@@ -148,7 +148,13 @@ describe('RedisBudgetStore when Redis goes away and comes back', () => {
       expect(first.ok).toBe(true);
       redis.pause();
       const started = Date.now();
+      // A clock that ticks a millisecond at every read: the store's own bound is still its
+      // timeoutMs, not the 199 ms left by the time the call is sent (CI once read that).
+      const realNow = Date.now.bind(Date);
+      let ticks = 0;
+      const clock = vi.spyOn(Date, 'now').mockImplementation(() => realNow() + ticks++);
       const refused = await store.reserve('acme', { tokens: 10, costUsd: 0 }, { maxTokens: 1000 }).catch((e: unknown) => e);
+      clock.mockRestore();
       expect(refused).toBeInstanceOf(BudgetStoreUnavailableError);
       expect((refused as Error).message).toContain(store.name);
       expect((refused as Error).message).toContain(`timed out after 200 ms at redis://127.0.0.1:${redis.port}`);
@@ -167,6 +173,7 @@ describe('RedisBudgetStore when Redis goes away and comes back', () => {
       // reserved nothing (and the kept release would have freed it), long before its lease ends.
       expect(await store.usage('acme', undefined)).toEqual({ spent: { tokens: 7, costUsd: 0 }, reserved: { tokens: 0, costUsd: 0 } });
     } finally {
+      vi.restoreAllMocks();
       redis.resume();
       await store.close();
     }
