@@ -202,6 +202,18 @@ describe('RedisTaskStore: bounds and expiry per principal, fleet-wide', () => {
     }
   });
 
+  it("a GetTask sweeps the principal, not only the task it reads: a finished task pushed past maxFinishedPerPrincipal by another's expiry reads not found", async () => {
+    // A pause kept a second: long enough to read the finished task first on a busy machine.
+    const [a, b] = await fleet(2, { maxFinishedPerPrincipal: 1, pausedTtlMs: 1_000 });
+    const done = await start(a!.url, 'acme', 'slow 1');
+    const paused = await start(a!.url, 'acme', 'pay 8');
+    expect((await getTask(b!.url, 'acme', done.id)).json.result.status.state).toBe('TASK_STATE_COMPLETED');
+    await new Promise((r) => setTimeout(r, 1_300));
+    // Nothing due of its own: the expired pause, failed and filed as finished, takes its place.
+    expect((await getTask(b!.url, 'acme', done.id)).json.error.code).toBe(NOT_FOUND);
+    expect((await getTask(a!.url, 'acme', paused.id)).json.result.status.state).toBe('TASK_STATE_FAILED');
+  });
+
   it('a paused task past pausedTtlMs reads failed on another replica, saying it expired, and its decisions are refused saying so', async () => {
     const [a, b] = await fleet(2, { pausedTtlMs: 300 });
     const task = await start(a!.url, 'acme', 'pay 8');
