@@ -1,5 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { abortErrorFrom } from './errors.js';
+import { SIGNAL_OWNER as OWNER } from './symbols.js';
 
 /**
  * Every way a run stops early, in one place: a signal that never aborts, the signal a root or a
@@ -61,7 +62,6 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
  * and a run races its signal at every model call, tool and child. The owner is a property of the
  * signal rather than a WeakMap entry, which would be an ephemeron every collection traces.
  */
-const OWNER = Symbol('symfonic.signalOwner');
 type Owned = AbortSignal & { [OWNER]?: LinkedSignal };
 
 /** Calls `onAbort` once when `signal` aborts (a signal of symfonic's own tells it directly; any other through a listener). */

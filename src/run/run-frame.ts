@@ -3,6 +3,7 @@ import type { ChildDeadline } from './child-deadline.js';
 import type { RunEventSink } from './run-event.js';
 import type { Scope } from '../core/scope.js';
 import { NEVER_ABORTS, type OwnedSignal } from '../core/signals.js';
+import { FRAME_OWNED_SIGNAL as OWNED } from '../core/symbols.js';
 
 /**
  * What a run is, in one frozen value, from the root to the leaves and across every door (tool
@@ -46,8 +47,6 @@ export type FrameInit = { -readonly [K in keyof RunFrame]: RunFrame[K] };
 export function freezeFrame(init: FrameInit): RunFrame {
   return Object.freeze(init);
 }
-
-const OWNED = Symbol('symfonic.owned-signal');
 
 /** One getter for every such frame: a getter made per frame (a closure) would give each frame a map of its own. */
 function lateSignal(this: { [OWNED]: OwnedSignal }): AbortSignal {

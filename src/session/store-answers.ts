@@ -1,3 +1,5 @@
+import { UNKNOWN_ANSWER as UNKNOWN } from '../core/symbols.js';
+
 /**
  * A store's answer known before it is awaited. A store that answers at once (the in-memory store)
  * still returns a promise, as SessionStore says; it also leaves that promise and its value here,
@@ -16,7 +18,7 @@ let checked = false;
 let tookChecked = false;
 
 /** What `takeAnswer` says when the promise is not one it knows fulfilled. */
-export const UNKNOWN: unique symbol = Symbol('symfonic.unknownAnswer');
+export { UNKNOWN };
 
 /** One fulfilled promise for every answer of no value: an append's. */
 const DONE: Promise<undefined> = Promise.resolve(undefined);
