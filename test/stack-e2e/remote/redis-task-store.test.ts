@@ -47,9 +47,10 @@ describe('RedisTaskStore: replicas on one Redis are one agent', () => {
   });
 
   it('a restart loses no paused task: A closes, a new replica resumes what A paused', async () => {
-    const [a] = await fleet(1);
+    const keyPrefix = uniquePrefix('tasks').slice(0, -1);
+    const [a] = await fleet(1, { keyPrefix });
     const task = await start(a!.url, 'acme', 'pay 7');
-    const options = { url: redis.url, keyPrefix: (a!.store as any).settings.keyPrefix, snapshotKey: a!.store.snapshotKey };
+    const options = { url: redis.url, keyPrefix, snapshotKey: a!.store.snapshotKey };
     await a!.close();
     open.splice(0);
     const fresh = await replica(options);
@@ -60,8 +61,9 @@ describe('RedisTaskStore: replicas on one Redis are one agent', () => {
   });
 
   it('a replica whose store has another snapshotKey refuses to resume a pause it did not sign, saying the keys must be shared; nothing runs', async () => {
-    const [a] = await fleet(1);
-    const other = await replica({ url: redis.url, keyPrefix: (a!.store as any).settings.keyPrefix, snapshotKey: randomBytes(32).toString('hex') });
+    const keyPrefix = uniquePrefix('tasks').slice(0, -1);
+    const [a] = await fleet(1, { keyPrefix });
+    const other = await replica({ url: redis.url, keyPrefix, snapshotKey: randomBytes(32).toString('hex') });
     open.push(other);
     const task = await start(a!.url, 'acme', 'pay 6');
     const refused = (await decide(other.url, 'acme', task)).json.error;
@@ -136,8 +138,8 @@ describe('RedisTaskStore: replicas on one Redis are one agent', () => {
 
 describe('RedisTaskStore: keys', () => {
   it('every key of a principal carries one hash tag, a hash of its id: braces in the id change nothing, and principals never share one', async () => {
-    const [a, b] = await fleet(2);
-    const prefix = (a!.store as any).settings.keyPrefix as string;
+    const prefix = uniquePrefix('tasks').slice(0, -1);
+    const [a, b] = await fleet(2, { keyPrefix: prefix });
     await start(a!.url, 'acme', 'pay 1');
     await start(b!.url, 'evil', 'slow 1');
     const brace = await start(a!.url, 'brace', 'pay 2');
@@ -184,12 +186,13 @@ describe('RedisTaskStore: bounds and expiry per principal, fleet-wide', () => {
   });
 
   it("every key a principal's tasks leave in Redis expires by itself, within the idle principal's keep (pausedTtlMs + finishedTtlMs + 2 leaseMs)", async () => {
-    const [a, b] = await fleet(2, { pausedTtlMs: 60_000, finishedTtlMs: 60_000, leaseMs: 1_000 });
+    const keyPrefix = uniquePrefix('tasks').slice(0, -1);
+    const [a, b] = await fleet(2, { keyPrefix, pausedTtlMs: 60_000, finishedTtlMs: 60_000, leaseMs: 1_000 });
     const task = await start(a!.url, 'acme', 'pay 42');
     expect((await decide(b!.url, 'acme', task)).json.result.task.status.state).toBe('TASK_STATE_COMPLETED');
     const client = new Redis(redis.url);
     try {
-      const keys = await client.keys(`${(a!.store as any).settings.keyPrefix}:*`);
+      const keys = await client.keys(`${keyPrefix}:*`);
       const kinds = keys.map((k) => k.replace(/^.*\}:/, '').replace(/^t:.*/, 't:<id>')).sort();
       expect(kinds).toEqual(['all', 'fb', 'finished', 'pb', 'seq', 't:<id>']);
       for (const k of keys) {
