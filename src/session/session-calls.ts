@@ -6,7 +6,8 @@ import { SessionError, SessionStoreUnavailableError } from './session-errors.js'
 import type { SessionMemory } from './session-memory.js';
 import { loadedMessages } from './session-messages.js';
 import { unwatch, watch } from './call-deadlines.js';
-import { takeAnswer, takenChecked, UNKNOWN } from './store-answers.js';
+import { UNKNOWN_ANSWER } from '../core/symbols.js';
+import { takeAnswer, takenChecked } from './store-answers.js';
 import type { SessionTurn } from './session-store.js';
 
 const rethrow = (error: unknown): never => {
@@ -39,7 +40,7 @@ function storeCall<T, R>(memory: SessionMemory, signal: AbortSignal, what: strin
     work = Promise.reject(error);
   }
   const known = takeAnswer(work);
-  if (known !== UNKNOWN && (signal === NEVER_ABORTS || !signal.aborted)) return answered(known as T, takenChecked());
+  if (known !== UNKNOWN_ANSWER && (signal === NEVER_ABORTS || !signal.aborted)) return answered(known as T, takenChecked());
   return new Promise<R>((resolve, reject) => {
     let settled = false;
     let stopListening: (() => void) | undefined;

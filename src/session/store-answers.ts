@@ -1,4 +1,4 @@
-import { UNKNOWN_ANSWER as UNKNOWN } from '../core/symbols.js';
+import { UNKNOWN_ANSWER } from '../core/symbols.js';
 
 /**
  * A store's answer known before it is awaited. A store that answers at once (the in-memory store)
@@ -16,9 +16,6 @@ let promise: Promise<unknown> | undefined;
 let value: unknown;
 let checked = false;
 let tookChecked = false;
-
-/** What `takeAnswer` says when the promise is not one it knows fulfilled. */
-export { UNKNOWN };
 
 /** One fulfilled promise for every answer of no value: an append's. */
 const DONE: Promise<undefined> = Promise.resolve(undefined);
@@ -38,12 +35,12 @@ export function answered<T>(answer: T, checkedMessages = false): Promise<T> {
 }
 
 /**
- * The value `p` was fulfilled with, if it is the promise `answered` made last; UNKNOWN otherwise.
+ * The value `p` was fulfilled with, if it is the promise `answered` made last; UNKNOWN_ANSWER otherwise.
  * Empties the slot either way; `takenChecked()` then says whether the value taken was a checked list.
  */
 export function takeAnswer(p: unknown): unknown {
-  const known = p === promise ? value : UNKNOWN;
-  tookChecked = known !== UNKNOWN && checked;
+  const known = p === promise ? value : UNKNOWN_ANSWER;
+  tookChecked = known !== UNKNOWN_ANSWER && checked;
   promise = value = undefined;
   checked = false;
   return known;

@@ -9,7 +9,8 @@ import { scriptedModel } from '../../src/testing/index.js';
 import { NEVER_ABORTS } from '../../src/core/signals.js';
 import { appendTurn, loadHistory } from '../../src/session/session-calls.js';
 import { rootMemory } from '../../src/session/session-memory.js';
-import { answered, takeAnswer, UNKNOWN } from '../../src/session/store-answers.js';
+import { UNKNOWN_ANSWER } from '../../src/core/symbols.js';
+import { answered, takeAnswer } from '../../src/session/store-answers.js';
 
 const key: SessionKey = { tenantId: 'acme', sessionId: 'chat', agent: 'support' };
 const record = { rootRunId: 'r1', traceId: null, agent: 'support', at: new Date(0).toISOString(), usage: { inputTokens: 1, outputTokens: 1, source: 'reported' as const }, totalUsage: { inputTokens: 1, outputTokens: 1, source: 'reported' as const }, costUsd: null, totalCostUsd: null, status: 'completed' as const };
@@ -33,11 +34,11 @@ describe('a store answer known at once', () => {
   it('is known for the promise made of it, and only once', () => {
     const value = ['x'];
     const p = answered(value);
-    expect(takeAnswer(Promise.resolve(value))).toBe(UNKNOWN);
+    expect(takeAnswer(Promise.resolve(value))).toBe(UNKNOWN_ANSWER);
     const q = answered(value);
     expect(takeAnswer(q)).toBe(value);
-    expect(takeAnswer(q)).toBe(UNKNOWN);
-    expect(takeAnswer(p)).toBe(UNKNOWN);
+    expect(takeAnswer(q)).toBe(UNKNOWN_ANSWER);
+    expect(takeAnswer(p)).toBe(UNKNOWN_ANSWER);
   });
 
   it("makes the in-memory store's load and append return their result, not a promise; another store's are awaited", async () => {

@@ -18,9 +18,12 @@ afterEach(async () => {
   for (const r of open.splice(0)) await r.close();
 });
 
+/** A key prefix of this file's own, as a RedisTaskStore takes it (no trailing colon). */
+const taskPrefix = (): string => uniquePrefix('tasks').slice(0, -1);
+
 /** `n` replicas sharing one prefix and snapshot key. */
 async function fleet(n: number, options: Omit<RedisTaskStoreOptions, 'url'> = {}): Promise<Replica[]> {
-  const shared = { url: redis.url, keyPrefix: uniquePrefix('tasks').slice(0, -1), snapshotKey: randomBytes(32).toString('hex'), ...options };
+  const shared = { url: redis.url, keyPrefix: taskPrefix(), snapshotKey: randomBytes(32).toString('hex'), ...options };
   for (let i = 0; i < n; i++) open.push(await replica(shared));
   return open.slice(-n);
 }
@@ -47,7 +50,7 @@ describe('RedisTaskStore: replicas on one Redis are one agent', () => {
   });
 
   it('a restart loses no paused task: A closes, a new replica resumes what A paused', async () => {
-    const keyPrefix = uniquePrefix('tasks').slice(0, -1);
+    const keyPrefix = taskPrefix();
     const [a] = await fleet(1, { keyPrefix });
     const task = await start(a!.url, 'acme', 'pay 7');
     const options = { url: redis.url, keyPrefix, snapshotKey: a!.store.snapshotKey };
@@ -61,7 +64,7 @@ describe('RedisTaskStore: replicas on one Redis are one agent', () => {
   });
 
   it('a replica whose store has another snapshotKey refuses to resume a pause it did not sign, saying the keys must be shared; nothing runs', async () => {
-    const keyPrefix = uniquePrefix('tasks').slice(0, -1);
+    const keyPrefix = taskPrefix();
     const [a] = await fleet(1, { keyPrefix });
     const other = await replica({ url: redis.url, keyPrefix, snapshotKey: randomBytes(32).toString('hex') });
     open.push(other);
@@ -138,7 +141,7 @@ describe('RedisTaskStore: replicas on one Redis are one agent', () => {
 
 describe('RedisTaskStore: keys', () => {
   it('every key of a principal carries one hash tag, a hash of its id: braces in the id change nothing, and principals never share one', async () => {
-    const prefix = uniquePrefix('tasks').slice(0, -1);
+    const prefix = taskPrefix();
     const [a, b] = await fleet(2, { keyPrefix: prefix });
     await start(a!.url, 'acme', 'pay 1');
     await start(b!.url, 'evil', 'slow 1');
@@ -186,7 +189,7 @@ describe('RedisTaskStore: bounds and expiry per principal, fleet-wide', () => {
   });
 
   it("every key a principal's tasks leave in Redis expires by itself, within the idle principal's keep (pausedTtlMs + finishedTtlMs + 2 leaseMs)", async () => {
-    const keyPrefix = uniquePrefix('tasks').slice(0, -1);
+    const keyPrefix = taskPrefix();
     const [a, b] = await fleet(2, { keyPrefix, pausedTtlMs: 60_000, finishedTtlMs: 60_000, leaseMs: 1_000 });
     const task = await start(a!.url, 'acme', 'pay 42');
     expect((await decide(b!.url, 'acme', task)).json.result.task.status.state).toBe('TASK_STATE_COMPLETED');
