@@ -13,7 +13,9 @@ export interface Filed {
  * full (the oldest dropped as each task is filed) every read of the oldest walked thousands of
  * holes, several µs a request. So the order is kept beside the Map, as the entries themselves; an
  * entry deleted from the Map is skipped there, and dropped once it reaches the head or once
- * skipped ones outnumber the live.
+ * skipped ones outnumber the live. Both filing and deleting trim, so a principal whose tasks go
+ * (expired, resumed, dropped) with none filed after them holds few of theirs: at most twice its
+ * live ones, and 16.
  */
 export class FiledTasks {
   private readonly byId = new Map<string, Filed>();
@@ -37,13 +39,18 @@ export class FiledTasks {
   }
 
   delete(id: string): void {
-    this.byId.delete(id);
+    if (this.byId.delete(id)) this.trim();
   }
 
-  /** The live entries, oldest first; deleting the one just read while iterating is allowed. */
+  /**
+   * The live entries, oldest first; deleting the one just read while iterating is allowed. It reads
+   * the order as it was when it began: a delete may trim `order` into a new array meanwhile, and
+   * the entries it read on from are still those, skipped once deleted.
+   */
   *oldestFirst(): Generator<Filed, void, undefined> {
-    for (let i = this.head; i < this.order.length; i++) {
-      const f = this.order[i]!;
+    const order = this.order;
+    for (let i = this.head; i < order.length; i++) {
+      const f = order[i]!;
       if (this.live(f)) yield f;
     }
   }
