@@ -42,59 +42,44 @@ export async function streamCase({ quick, report }, reset) {
   };
   const n = quick ? 500 : 2000;
   const rounds = quick ? 5 : 15;
-  /** @type {[string, () => Promise<unknown>][]} */
+  /**
+   * Each part, and the note its ratio to `run` gets (none for `run`, the base the others are read against).
+   * @type {{ name: string, op: () => Promise<unknown>, note?: (ratio: number) => string }[]}
+   */
   const parts = [
-    ['run', () => leaf.run('Answer directly.', runOptions)],
-    ['stream', streamed(leaf)],
-    ['stream_chunked', streamed(chunkedLeaf)],
-    ['stream_generate_only', streamed(plainLeaf)],
-    ['stream_reads_signal', streamed(readingLeaf)],
+    { name: 'run', op: () => leaf.run('Answer directly.', runOptions) },
+    { name: 'stream', op: streamed(leaf), note: (x) => `stream/run ${x} (target <= 1.3)` },
+    { name: 'stream_chunked', op: streamed(chunkedLeaf), note: (x) => `5 deltas an answer: stream/run ${x}` },
+    { name: 'stream_generate_only', op: streamed(plainLeaf), note: (x) => `provider without stream(): stream/run ${x}` },
+    { name: 'stream_reads_signal', op: streamed(readingLeaf), note: (x) => `provider reading its signal: stream/run ${x}` },
   ];
   const afterPart = () => {
     model.calls.length = 0;
     chunked.calls.length = 0;
     reset?.();
   };
-  for (const [, op] of parts) await timeSequential(n, op);
+  for (const { op } of parts) await timeSequential(n, op);
   afterPart();
-  /** @type {Record<string, import('./harness.js').Timing[]>} */
-  const times = { run: [], stream: [], stream_chunked: [], stream_generate_only: [], stream_reads_signal: [] };
-  /** @type {number[]} */
-  const ratios = [];
-  /** @type {number[]} */
-  const chunkedRatios = [];
-  /** @type {number[]} */
-  const plainRatios = [];
-  /** @type {number[]} */
-  const readingRatios = [];
+  /** @type {Map<string, import('./harness.js').Timing[]>} */
+  const times = new Map(parts.map((p) => [p.name, []]));
   for (let r = 0; r < rounds; r++) {
     for (let i = 0; i < parts.length; i++) {
-      const [name, op] = /** @type {[string, () => Promise<unknown>]} */ (parts[(i + r) % parts.length]);
-      times[name]?.push(await timeSequential(n, op));
+      const { name, op } = /** @type {(typeof parts)[number]} */ (parts[(i + r) % parts.length]);
+      times.get(name)?.push(await timeSequential(n, op));
       afterPart();
     }
-    const run = /** @type {import('./harness.js').Timing} */ (times.run?.[r]);
-    ratios.push(/** @type {import('./harness.js').Timing} */ (times.stream?.[r]).wall / run.wall);
-    chunkedRatios.push(/** @type {import('./harness.js').Timing} */ (times.stream_chunked?.[r]).wall / run.wall);
-    plainRatios.push(/** @type {import('./harness.js').Timing} */ (times.stream_generate_only?.[r]).wall / run.wall);
-    readingRatios.push(/** @type {import('./harness.js').Timing} */ (times.stream_reads_signal?.[r]).wall / run.wall);
   }
   if (collector.openRuns !== 0) throw new Error(`stream: ${collector.openRuns} runs left open`);
   if (events === 0) throw new Error('stream: no events were read');
-  const runResult = result('stream_base_run', times.run ?? [], n);
-  const streamResult = result('stream', times.stream ?? [], n, { stream_over_run: round2(quantile(ratios, 0.5)) });
-  streamResult.note = `stream/run ${streamResult.stream_over_run} (target <= 1.3)`;
-  const chunkedResult = result('stream_chunked', times.stream_chunked ?? [], n, { stream_over_run: round2(quantile(chunkedRatios, 0.5)) });
-  chunkedResult.note = `5 deltas an answer: stream/run ${chunkedResult.stream_over_run}`;
-  const plainResult = result('stream_generate_only', times.stream_generate_only ?? [], n, { stream_over_run: round2(quantile(plainRatios, 0.5)) });
-  plainResult.note = `provider without stream(): stream/run ${plainResult.stream_over_run}`;
-  report(runResult);
-  report(streamResult);
-  report(chunkedResult);
-  const readingResult = result('stream_reads_signal', times.stream_reads_signal ?? [], n, { stream_over_run: round2(quantile(readingRatios, 0.5)) });
-  readingResult.note = `provider reading its signal: stream/run ${readingResult.stream_over_run}`;
-  report(plainResult);
-  report(readingResult);
+  const base = times.get('run') ?? [];
+  report(result('stream_base_run', base, n));
+  for (const { name, note } of parts) {
+    if (note === undefined) continue;
+    const own = times.get(name) ?? [];
+    // The median of the rounds' own ratios: each round's part against the same round's run.
+    const ratio = round2(quantile(own.map((t, r) => t.wall / /** @type {import('./harness.js').Timing} */ (base[r]).wall), 0.5));
+    report({ ...result(name, own, n, { stream_over_run: ratio }), note: note(ratio) });
+  }
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
