@@ -1,6 +1,15 @@
+// @ts-check
+// The untraced leaf in a tight loop, for profiling and A/B pairs: no SDK, one scripted model call
+// a run. `plain` runs it with prices only; `budget` adds a tenant budget, so each call reserves and
+// settles in memory. Prints the best of 6 rounds of 20,000 runs, µs a run.
+// Usage: node bench/leaf-loop.js plain|budget (or with --cpu-prof).
 import { MetricsCollector, SymfonicAgent, TenantBudgets, priceTable } from '../dist/index.js';
 import { scriptedModel } from '../dist/testing/index.js';
 const mode = process.argv[2];
+if (mode !== 'plain' && mode !== 'budget') {
+  process.stderr.write('usage: node bench/leaf-loop.js plain|budget\n');
+  process.exit(2);
+}
 const prices = priceTable({ 'scripted-model': { inputPerMTok: 3, outputPerMTok: 15 } });
 const collector = mode === 'budget' ? new MetricsCollector({ prices, budgets: new TenantBudgets({ limits: { t: { maxTokens: 1e15, maxCostUsd: 1e12 } } }) }) : new MetricsCollector({ prices });
 const turn = Object.freeze({ text: 'x', usage: { inputTokens: 120, outputTokens: 40 } });
