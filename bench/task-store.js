@@ -23,8 +23,9 @@ const authenticate = (/** @type {{ headers: Record<string, unknown> }} */ req) =
  * The least any shared store could cost on the served path: the in-memory store, awaiting one bare
  * PING wherever RedisTaskStore awaits a script (GetTask's read; a new task's admission, and the
  * filing its answer waits for). An awaited round trip costs the served path more than the PING's
- * own time (the process sleeps and wakes mid-request), so in-memory plus the PINGs' time is a floor
- * no store can reach; this one is the same path with the store's work in Redis taken away.
+ * own time (160–200 µs against 81–113 on the machine of docs/benchmarks.md's seventh session), so
+ * in-memory plus the PINGs' time is a floor no store can reach; this one is the same path with the
+ * store's work in Redis taken away.
  */
 class RoundTripStore extends InMemoryTaskStore {
   /** @param {() => Promise<unknown>} ping */
@@ -104,8 +105,9 @@ function ratioNote(inRedis, inMemory, roundTrips, pings, trips) {
   // The least the store could cost on this machine: its round trips as bare PINGs, with no work in Redis.
   const floor = inMemory.map((m, i) => (m.wall + trips * /** @type {number} */ (pings[i])) / m.wall);
   const awaited = roundTrips.map((f, i) => f.wall / /** @type {{ wall: number }} */ (inMemory[i]).wall);
-  const pingsNamed = `${trips} bare PING${trips > 1 ? 's' : ''}`;
-  return `${at(wall, 0.5)}× in-memory, median of ${wall.length} same-round ratios (p10 ${at(wall, 0.1)}×, p90 ${at(wall, 0.9)}×; CPU ${at(ratios('cpu'), 0.5)}×) (goal ≤ 1.5×); +${Math.round(quantile(added, 0.5))} µs a call, a bare PING ${Math.round(quantile(pings, 0.5))} µs in the same rounds; floor: in-memory + ${pingsNamed}' time ${at(floor, 0.5)}×, the in-memory store awaiting ${pingsNamed} on the served path ${at(awaited, 0.5)}×`;
+  const named = trips > 1 ? `${trips} bare PINGs` : 'a bare PING';
+  const whose = trips > 1 ? `${named}'` : `${named}'s`;
+  return `${at(wall, 0.5)}× in-memory, median of ${wall.length} same-round ratios (p10 ${at(wall, 0.1)}×, p90 ${at(wall, 0.9)}×; CPU ${at(ratios('cpu'), 0.5)}×) (goal ≤ 1.5×); +${Math.round(quantile(added, 0.5))} µs a call, a bare PING ${Math.round(quantile(pings, 0.5))} µs in the same rounds; floor: in-memory + ${whose} time ${at(floor, 0.5)}×, the in-memory store awaiting ${named} on the served path ${at(awaited, 0.5)}×`;
 }
 
 /**
