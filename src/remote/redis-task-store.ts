@@ -217,7 +217,11 @@ export class RedisTaskStore implements TaskStore {
       return;
     }
     const byOwner = new Map<string, string[]>();
-    for (const t of this.inFlight.values()) byOwner.set(t.owner, [...(byOwner.get(t.owner) ?? []), t.id]);
+    for (const t of this.inFlight.values()) {
+      const ids = byOwner.get(t.owner);
+      if (ids === undefined) byOwner.set(t.owner, [t.id]);
+      else ids.push(t.id);
+    }
     await Promise.all(
       [...byOwner].map(([owner, ids]) =>
         this.run(RENEW, owner, ids).then(
