@@ -12,7 +12,7 @@ import { AgentRegistry, type DurableAgent } from './agent-registry.js';
 import { treeOf, type CheckpointWatch, type ChildInput, type StepEngine } from './dbos-driver.js';
 import { loadDbos, type Dbos, type DbosClient, type DbosSdk, type WorkflowHandle } from './dbos-sdk.js';
 import { readDurableOptions, readRunOptions, type DurableEnqueueOptions, type DurableOptions, type DurableRunOptions } from './durable-options.js';
-import { launchOnce } from './dbos-launch.js';
+import { launchAlone, launchOnce } from './dbos-launch.js';
 import { StepWatch } from './step-watch.js';
 import { dbosLogger, launchError, maskedAddress, stallError } from './engine-faults.js';
 import { ExecutorLease } from './executor-lease.js';
@@ -147,10 +147,12 @@ class DurableRuntime implements Durable, TreeHost, StepEngine, TakeoverHost, Can
       throw launchError(this.address, o.systemDatabaseUrl, error);
     }
     try {
-      await launchOnce(this.dbos, this.logger);
-      for (const [name, q] of Object.entries(o.queues ?? {})) {
-        await this.dbos.registerQueue(name, { globalConcurrency: q.globalConcurrency, workerConcurrency: q.workerConcurrency, minPollingIntervalMs: q.pollingIntervalMs ?? 200, onConflict: 'always_update' });
-      }
+      await launchAlone(o.systemDatabaseUrl, this.address, async () => {
+        await launchOnce(this.dbos, this.logger);
+        for (const [name, q] of Object.entries(o.queues ?? {})) {
+          await this.dbos.registerQueue(name, { globalConcurrency: q.globalConcurrency, workerConcurrency: q.workerConcurrency, minPollingIntervalMs: q.pollingIntervalMs ?? 200, onConflict: 'always_update' });
+        }
+      });
     } catch (error) {
       await this.dbos.shutdown().catch(() => undefined);
       await this.lease.close();

@@ -1,44 +1,9 @@
-import { createHash } from 'node:crypto';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
 import { ConfigurationError } from '../core/errors.js';
 import type { Logger } from '../observability/logger.js';
-
-/** The part of node-postgres (DBOS's own driver) the lease uses. */
-interface PgClient {
-  connect(): Promise<unknown>;
-  query(text: string, values?: unknown[]): Promise<{ rows: Record<string, unknown>[] }>;
-  end(): Promise<void>;
-  on(event: 'error', listener: (error: Error) => void): unknown;
-}
-type PgClientClass = new (config: { connectionString: string; connectionTimeoutMillis?: number }) => PgClient;
+import { holdLock, loadPg, lockKey, LOCK_RETRY_MS, PG_CONNECT_MS, type PgClient, type PgClientClass } from './pg-locks.js';
 
 /** How long a worker starting under an executor id waits for a process that still holds it (one just killed lets go at once). */
 const TAKE_WAIT_MS = 10_000;
-const RETRY_MS = 250;
-
-/** A 64-bit advisory lock key for a name, as PostgreSQL's bigint. */
-function lockKey(kind: string, application: string, name: string): string {
-  const hex = createHash('sha256').update(`symfonic ${kind}\0${application}\0${name}`).digest('hex').slice(0, 16);
-  return BigInt.asIntN(64, BigInt(`0x${hex}`)).toString();
-}
-
-interface Pg {
-  readonly Client: PgClientClass;
-  /** DBOS's own "create the database if it is not there", which its launch runs too (after the lock is needed). */
-  ensureDatabase(url: string, logger: Logger): Promise<void>;
-}
-
-/** node-postgres and DBOS's database helper, resolved from DBOS's own dependencies (pg comes with @dbos-inc/dbos-sdk). */
-function loadPg(): Pg {
-  const dbos = createRequire(import.meta.url).resolve('@dbos-inc/dbos-sdk');
-  const fromDbos = createRequire(dbos);
-  const utils = fromDbos(join(dirname(dbos), 'database_utils.js')) as { ensurePGDatabase(url: string, logger: { info(m: string): void; warn(m: string): void }): Promise<void> };
-  return {
-    Client: (fromDbos('pg') as { Client: PgClientClass }).Client,
-    ensureDatabase: (url, logger) => utils.ensurePGDatabase(url, { info: (m) => logger.debug({ dbos: m }, 'dbos'), warn: (m) => logger.warn({ dbos: m }, 'dbos') }),
-  };
-}
 
 /**
  * Which workers are alive, for taking trees over. DBOS without its hosted Conductor knows no
@@ -85,7 +50,7 @@ export class ExecutorLease {
    * that executor's worker is dead, and keeps it from starting again until `work` is over.
    */
   async takeover<T>(rootRunId: string, work: (gone: (executorId: string | undefined) => Promise<boolean>) => Promise<T>): Promise<T> {
-    const client = new this.Client({ connectionString: this.url, connectionTimeoutMillis: TAKE_WAIT_MS });
+    const client = new this.Client({ connectionString: this.url, connectionTimeoutMillis: PG_CONNECT_MS });
     client.on('error', () => undefined);
     await client.connect();
     try {
@@ -129,7 +94,7 @@ export class ExecutorLease {
 
   private async retake(): Promise<void> {
     while (!this.closed) {
-      const held = await holdLock(this.Client, this.url, lockKey('executor', this.application, this.executorId), RETRY_MS * 4).catch(() => undefined);
+      const held = await holdLock(this.Client, this.url, lockKey('executor', this.application, this.executorId), LOCK_RETRY_MS * 4).catch(() => undefined);
       if (held !== undefined) {
         if (this.closed) return void held.end().catch(() => undefined);
         this.held = held;
@@ -137,28 +102,7 @@ export class ExecutorLease {
         this.logger.info({ executor_id: this.executorId }, 'durable worker holds its executor lock again');
         return;
       }
-      await new Promise((r) => setTimeout(r, RETRY_MS * 4));
+      await new Promise((r) => setTimeout(r, LOCK_RETRY_MS * 4));
     }
   }
-}
-
-/** A connection holding the session lock `key`, tried until `waitMs` pass; undefined when another session holds it all that time. */
-async function holdLock(Client: PgClientClass, url: string, key: string, waitMs: number): Promise<PgClient | undefined> {
-  const client = new Client({ connectionString: url, connectionTimeoutMillis: TAKE_WAIT_MS });
-  client.on('error', () => undefined);
-  await client.connect();
-  const until = Date.now() + waitMs;
-  try {
-    for (;;) {
-      const { rows } = await client.query('SELECT pg_try_advisory_lock($1::bigint) AS got', [key]);
-      if (rows[0]?.['got'] === true) return client;
-      if (Date.now() >= until) break;
-      await new Promise((r) => setTimeout(r, RETRY_MS));
-    }
-  } catch (error) {
-    await client.end().catch(() => undefined);
-    throw error;
-  }
-  await client.end().catch(() => undefined);
-  return undefined;
 }

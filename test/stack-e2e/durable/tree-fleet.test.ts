@@ -31,14 +31,11 @@ describe('four workers over one queue', () => {
     const t0 = Date.now();
     const workers: DbosWorker[] = [];
     try {
-      // One worker makes DBOS's tables first, as a deployment on a new database should (README,
-      // "Durable trees"): DBOS 5.3's migrations are not safe for several first launches at once.
-      // The other three then launch together.
+      // All four start together, as a deployment's do: they take turns launching (each launch
+      // migrates DBOS's tables; launch-together.test.ts), so none fails on a new database.
       const serve = (i: number) => spawnWorker('serve', `fleet-${i}`, { ...env, EXECUTOR_ID: `fleet-${i}` }, TREE_WORKER);
-      workers.push(serve(0));
-      await workers[0]!.next('ready', 120_000);
-      for (let i = 1; i < WORKERS; i++) workers.push(serve(i));
-      await Promise.all(workers.slice(1).map((w) => w.next('ready', 120_000)));
+      for (let i = 0; i < WORKERS; i++) workers.push(serve(i));
+      await Promise.all(workers.map((w) => w.next('ready', 120_000)));
       const producer = spawnWorker('enqueue', 'producer', { ...env, EXECUTOR_ID: 'fleet-producer', ROOTS: String(ROOTS) }, TREE_WORKER);
       const ids = (await producer.next('enqueued', 120_000))['ids'] as string[];
       const answers = (await producer.next('answers', 600_000))['answers'] as { runId: string; rootRunId: string; finalResponse: string; totalUsage: { inputTokens: number; outputTokens: number }; delegatedTo: string[]; traceId: string }[];
