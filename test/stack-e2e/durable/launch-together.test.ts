@@ -23,14 +23,24 @@ interface PgClient {
 const fromDbos = createRequire(createRequire(import.meta.url).resolve('@dbos-inc/dbos-sdk'));
 const { Client } = fromDbos('pg') as { Client: new (o: { connectionString: string }) => PgClient };
 
-async function migrationRows(url: string): Promise<unknown[]> {
+async function query(url: string, text: string): Promise<Record<string, unknown>[]> {
   const client = new Client({ connectionString: url });
   await client.connect();
   try {
-    return (await client.query('SELECT version FROM dbos.dbos_migrations')).rows.map((r) => r['version']);
+    return (await client.query(text)).rows;
   } finally {
     await client.end();
   }
+}
+
+const migrationRows = async (url: string) => (await query(url, 'SELECT version FROM dbos.dbos_migrations')).map((r) => r['version']);
+
+/** Drops a round's database, so a stack kept between runs does not gather ten of them a run. */
+async function dropDatabase(url: string): Promise<void> {
+  const u = new URL(url);
+  const name = u.pathname.slice(1);
+  u.pathname = '/postgres';
+  await query(u.toString(), `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
 }
 
 let server: ModelServer;
@@ -55,6 +65,7 @@ describe('workers started together on a new database', () => {
         expect(await migrationRows(pg)).toHaveLength(1);
       } finally {
         await Promise.all(workers.map((w) => w.kill()));
+        await dropDatabase(pg);
       }
     }
   }, 600_000);
