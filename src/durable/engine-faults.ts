@@ -36,10 +36,22 @@ export function launchError(address: string, url: string, error: unknown, atLaun
   if (error instanceof SymfonicError) return error;
   const name = (error as Error | null)?.name ?? '';
   if (!atLaunch && name.startsWith('DBOS')) return new DurableEngineError(`${name}: ${text(error, url)}`, { cause: error });
-  return new DurableUnavailableError(
-    `symfonic/durable could not ${atLaunch ? 'start on' : 'write to'} PostgreSQL at ${address}: ${text(error, url)}. Start PostgreSQL there, or fix systemDatabaseUrl.`,
-    address,
-    { cause: error },
+  const said = text(error, url);
+  return new DurableUnavailableError(`symfonic/durable could not ${atLaunch ? 'start on' : 'write to'} PostgreSQL at ${address}: ${said}. ${fixFor(said)}`, address, { cause: error });
+}
+
+/**
+ * What to do about a failed start. Most are a database not reached; one is a database whose
+ * migrations raced: DBOS keeps its schema version as the one row of dbos.dbos_migrations, and two
+ * first launches at once (before symfonic's workers took turns, or with a DBOS process that is not
+ * symfonic's) could leave two, after which every launch fails on that table's key.
+ */
+function fixFor(said: string): string {
+  if (!said.includes('dbos_migrations_pkey')) return 'Start PostgreSQL there, or fix systemDatabaseUrl.';
+  return (
+    "DBOS's migrations table (dbos.dbos_migrations) holds more than one row: two DBOS launches migrated this database at once. " +
+    'On a database with no trees yet, drop it and start again; otherwise keep only its highest version ' +
+    '(DELETE FROM dbos.dbos_migrations WHERE version < (SELECT max(version) FROM dbos.dbos_migrations)) and start again.'
   );
 }
 

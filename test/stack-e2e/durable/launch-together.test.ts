@@ -4,6 +4,8 @@
  * without a lock of its own; two first launches at once could leave that table with two rows,
  * after which every launch on the database failed on a duplicate key. symfonic/durable's workers
  * take turns launching (a PostgreSQL advisory lock of the database), so none may race another.
+ * A database an earlier race left that way fails to start with an error saying so and how to mend
+ * it, and the mend it gives works.
  */
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -69,4 +71,32 @@ describe('workers started together on a new database', () => {
       }
     }
   }, 600_000);
+
+  it('a database whose migrations raced before fails to start saying what to mend, and starts once mended', async () => {
+    const urls = stackUrls();
+    const pg = stackDatabase(uniqueName('symfonic_e2e_raced').replace(/[^a-z0-9_]/gi, '_').toLowerCase());
+    const env = { PG_URL: pg, MODEL_URL: server.url, REDIS_URL: urls.redis, OTLP: urls.otlp, SERVICE: uniqueName('raced'), TENANT: uniqueName('raced'), KEY_PREFIX: `${uniqueName('raced')}:` };
+    const start = () => spawnWorker('serve', 'raced', { ...env, EXECUTOR_ID: 'raced' }, TREE_WORKER);
+    try {
+      const first = start();
+      await first.next('ready', 120_000);
+      await first.kill();
+      // What two first launches at once left behind: two rows, the version read back below the latest.
+      await query(pg, 'DELETE FROM dbos.dbos_migrations');
+      await query(pg, 'INSERT INTO dbos.dbos_migrations (version) VALUES (1), (2)');
+      const refused = start();
+      expect(await refused.exited()).not.toBe(0);
+      expect(refused.stderr()).toContain('dbos_migrations_pkey');
+      expect(refused.stderr()).toContain("DBOS's migrations table (dbos.dbos_migrations) holds more than one row");
+      const mend = 'DELETE FROM dbos.dbos_migrations WHERE version < (SELECT max(version) FROM dbos.dbos_migrations)';
+      expect(refused.stderr()).toContain(mend);
+      await query(pg, mend);
+      const mended = start();
+      await mended.next('ready', 120_000);
+      await mended.kill();
+      expect(await migrationRows(pg)).toHaveLength(1);
+    } finally {
+      await dropDatabase(pg);
+    }
+  }, 300_000);
 });
