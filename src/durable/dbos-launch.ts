@@ -15,6 +15,7 @@ const LAUNCH_WAIT_MS = 120_000;
  * launched. Workers of a deployment starting together then launch one after another.
  */
 export async function launchAlone(url: string, address: string, launch: () => Promise<void>): Promise<void> {
+  // One lock for every symfonic application on the database: DBOS's tables are the database's, not an application's.
   const held = await holdLock(loadPg().Client, url, lockKey('launch', 'dbos', 'system database'), LAUNCH_WAIT_MS);
   if (held === undefined) {
     throw new DurableUnavailableError(

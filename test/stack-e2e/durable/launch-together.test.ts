@@ -7,8 +7,8 @@
  * A database an earlier race left that way fails to start with an error saying so and how to mend
  * it, and the mend it gives works.
  */
-import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadPg } from '../../../src/durable/pg-locks.js';
 import { stackUrls, uniqueName } from '../support/stack.js';
 import { spawnWorker, stackDatabase, TREE_WORKER, type DbosWorker } from './dbos-workers.js';
 import { modelServer, type ModelServer } from './model-server.js';
@@ -17,13 +17,8 @@ const WORKERS = 4;
 // A round without the lock lost the race about one time in eight here: ten make a broken lock show.
 const ROUNDS = 10;
 
-interface PgClient {
-  connect(): Promise<unknown>;
-  query(text: string): Promise<{ rows: Record<string, unknown>[] }>;
-  end(): Promise<void>;
-}
-const fromDbos = createRequire(createRequire(import.meta.url).resolve('@dbos-inc/dbos-sdk'));
-const { Client } = fromDbos('pg') as { Client: new (o: { connectionString: string }) => PgClient };
+/** node-postgres as symfonic/durable's locks reach it, from DBOS's own dependencies. */
+const { Client } = loadPg();
 
 async function query(url: string, text: string): Promise<Record<string, unknown>[]> {
   const client = new Client({ connectionString: url });
@@ -45,6 +40,13 @@ async function dropDatabase(url: string): Promise<void> {
   await query(u.toString(), `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
 }
 
+/** A database no launch has touched (DBOS makes it and its tables at the first launch), and the environment of workers on it. */
+function newDatabase(label: string): { pg: string; env: Record<string, string> } {
+  const urls = stackUrls();
+  const pg = stackDatabase(uniqueName(`symfonic_e2e_${label}`).replace(/[^a-z0-9_]/gi, '_').toLowerCase());
+  return { pg, env: { PG_URL: pg, MODEL_URL: server.url, REDIS_URL: urls.redis, OTLP: urls.otlp, SERVICE: uniqueName(label), TENANT: uniqueName(label), KEY_PREFIX: `${uniqueName(label)}:` } };
+}
+
 let server: ModelServer;
 beforeAll(async () => {
   server = await modelServer();
@@ -55,11 +57,8 @@ afterAll(async () => {
 
 describe('workers started together on a new database', () => {
   it(`all ${WORKERS} launch, ${ROUNDS} new databases in a row, each with one migrations row`, async () => {
-    const urls = stackUrls();
     for (let round = 0; round < ROUNDS; round++) {
-      // A database no launch has touched: DBOS makes it and its tables at the first launch.
-      const pg = stackDatabase(uniqueName('symfonic_e2e_launch').replace(/[^a-z0-9_]/gi, '_').toLowerCase());
-      const env = { PG_URL: pg, MODEL_URL: server.url, REDIS_URL: urls.redis, OTLP: urls.otlp, SERVICE: uniqueName('launch'), TENANT: uniqueName('launch'), KEY_PREFIX: `${uniqueName('launch')}:` };
+      const { pg, env } = newDatabase('launch');
       const workers: DbosWorker[] = [];
       try {
         for (let i = 0; i < WORKERS; i++) workers.push(spawnWorker('serve', `launch-${round}-${i}`, { ...env, EXECUTOR_ID: `launch-${i}` }, TREE_WORKER));
@@ -73,9 +72,7 @@ describe('workers started together on a new database', () => {
   }, 600_000);
 
   it('a database whose migrations raced before fails to start saying what to mend, and starts once mended', async () => {
-    const urls = stackUrls();
-    const pg = stackDatabase(uniqueName('symfonic_e2e_raced').replace(/[^a-z0-9_]/gi, '_').toLowerCase());
-    const env = { PG_URL: pg, MODEL_URL: server.url, REDIS_URL: urls.redis, OTLP: urls.otlp, SERVICE: uniqueName('raced'), TENANT: uniqueName('raced'), KEY_PREFIX: `${uniqueName('raced')}:` };
+    const { pg, env } = newDatabase('raced');
     const start = () => spawnWorker('serve', 'raced', { ...env, EXECUTOR_ID: 'raced' }, TREE_WORKER);
     try {
       const first = start();
